@@ -1,0 +1,570 @@
+"""Copy kernels: broadcast copies and gathers, dispatched on item size, run without the GIL.
+
+Everything that can fail is checked by the two entry points, :func:`copy_broadcast` and
+:func:`gather`, while they hold the GIL. They build a :c:type:`Plan` (drop size-1 axes, make the
+destination strides positive, order the axes by destination stride, merge axes that are
+contiguous in both buffers) and then hand blocks of it to :c:func:`plan_run`, which only moves
+bytes. Between blocks the GIL is taken back to check for Ctrl-C.
+
+How bytes move, innermost first:
+
+* a run contiguous in both buffers is one ``memcpy``;
+* a run that repeats one source element (stride 0) is a typed store loop;
+* any other run is a typed strided loop (item sizes 1, 2, 4, 8 and 16 bytes have their own
+  loops; any other size goes through ``memcpy`` of the item size);
+* an outer broadcast axis whose block is contiguous in the destination is written once and then
+  replicated by doubling ``memcpy`` up to :data:`REPLICATE_CHUNK` bytes, then by copying that
+  cache-resident chunk forward.
+
+Object arrays take a path that holds the GIL and keeps reference counts right.
+"""
+
+from cpython.exc cimport PyErr_CheckSignals
+from cpython.ref cimport PyObject, Py_XINCREF, Py_XDECREF
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy, memset
+
+cimport numpy as cnp
+
+import numpy as np
+
+cnp.import_array()
+
+cdef extern from *:
+    """
+    typedef struct { unsigned char b[16]; } lzb_bytes16;
+    """
+    ctypedef struct lzb_bytes16:
+        pass
+
+ctypedef fused item_t:
+    uint8_t
+    uint16_t
+    uint32_t
+    uint64_t
+    lzb_bytes16
+
+#: A replicated block grows by doubling until it reaches this many bytes; from then on the
+#: first chunk of this size (hot in cache) is copied forward.
+REPLICATE_CHUNK = 64 * 1024
+#: An innermost broadcast run shorter than this many bytes is a store loop, not replication.
+cdef intp_t REPLICATE_MIN = 512
+#: Work between two looks at Ctrl-C and the unit of work given to one thread.
+CHUNK_BYTES = 4 * 1024 * 1024
+
+cdef intp_t _replicate_chunk = REPLICATE_CHUNK
+cdef intp_t _chunk_bytes = CHUNK_BYTES
+
+
+# ------------------------------------------------------------------------------------------
+# Planning (GIL held, may raise)
+# ------------------------------------------------------------------------------------------
+
+cdef int plan_init(Plan* p, int ndim, const intp_t* shape, const intp_t* sstride,
+                   const intp_t* dstride, intp_t itemsize, bint has_objects,
+                   const char** src, char** dst) except -1:
+    """Fill ``p`` from an n-d copy description; moves ``src``/``dst`` for flipped axes."""
+    cdef int d, k, n = 0
+    cdef intp_t t, blk
+    cdef bint contiguous
+    if ndim < 0 or ndim > NPY_MAXDIMS:
+        raise ValueError(f"ndim must be in [0, {NPY_MAXDIMS}], got {ndim}")
+    if itemsize < 0:
+        raise ValueError(f"itemsize must be >= 0, got {itemsize}")
+    p.itemsize = itemsize
+    p.has_objects = has_objects
+    p.empty = itemsize == 0
+    for d in range(ndim):
+        if shape[d] < 0:
+            raise ValueError(f"shape[{d}] must be >= 0, got {shape[d]}")
+        if shape[d] == 0:
+            p.empty = True
+        if shape[d] > 1:
+            p.shape[n] = shape[d]
+            p.sstride[n] = sstride[d]
+            p.dstride[n] = dstride[d]
+            n += 1
+    if p.empty:
+        p.ndim = 0
+        return 0
+    # Positive destination strides: walk flipped axes from their other end.
+    for d in range(n):
+        if p.dstride[d] < 0:
+            dst[0] += (p.shape[d] - 1) * p.dstride[d]
+            src[0] += (p.shape[d] - 1) * p.sstride[d]
+            p.dstride[d] = -p.dstride[d]
+            p.sstride[d] = -p.sstride[d]
+    # Order axes by destination stride, largest first (stable insertion sort; n is small).
+    for d in range(1, n):
+        k = d
+        while k > 0 and p.dstride[k - 1] < p.dstride[k]:
+            t = p.dstride[k]; p.dstride[k] = p.dstride[k - 1]; p.dstride[k - 1] = t
+            t = p.sstride[k]; p.sstride[k] = p.sstride[k - 1]; p.sstride[k - 1] = t
+            t = p.shape[k]; p.shape[k] = p.shape[k - 1]; p.shape[k - 1] = t
+            k -= 1
+    # Merge neighbours that are contiguous in both buffers (stride-0 runs merge too).
+    if n > 1:
+        k = 0
+        for d in range(1, n):
+            if (p.sstride[k] == p.sstride[d] * p.shape[d]
+                    and p.dstride[k] == p.dstride[d] * p.shape[d]):
+                p.shape[k] *= p.shape[d]
+                p.sstride[k] = p.sstride[d]
+                p.dstride[k] = p.dstride[d]
+            else:
+                k += 1
+                p.shape[k] = p.shape[d]
+                p.sstride[k] = p.sstride[d]
+                p.dstride[k] = p.dstride[d]
+        n = k + 1
+    if n == 0:
+        p.shape[0] = 1
+        p.sstride[0] = itemsize
+        p.dstride[0] = itemsize
+        n = 1
+    p.ndim = n
+    blk = itemsize
+    contiguous = True
+    for d in range(n - 1, -1, -1):
+        contiguous = contiguous and p.dstride[d] == blk
+        if contiguous:
+            blk *= p.shape[d]
+            p.dblock[d] = blk
+        else:
+            p.dblock[d] = 0
+    return 0
+
+
+# ------------------------------------------------------------------------------------------
+# Moving bytes (no GIL, cannot fail)
+# ------------------------------------------------------------------------------------------
+
+cdef inline void _rows(item_t* tag, intp_t n0, intp_t s0, intp_t d0,
+                       intp_t n1, intp_t s1, intp_t d1,
+                       const char* src, char* dst) noexcept nogil:
+    """``n0`` rows of ``n1`` items of one fixed size."""
+    cdef intp_t i, j
+    cdef item_t v
+    cdef const char* s
+    cdef char* d
+    cdef item_t* dv
+    for i in range(n0):
+        s = src + i * s0
+        d = dst + i * d0
+        if s1 == 0:
+            memcpy(&v, s, sizeof(item_t))
+            if d1 == sizeof(item_t):
+                dv = <item_t*>d
+                for j in range(n1):
+                    memcpy(&dv[j], &v, sizeof(item_t))
+            else:
+                for j in range(n1):
+                    memcpy(d + j * d1, &v, sizeof(item_t))
+        elif s1 == sizeof(item_t) and d1 == sizeof(item_t):
+            memcpy(d, s, n1 * sizeof(item_t))
+        else:
+            for j in range(n1):
+                memcpy(d + j * d1, s + j * s1, sizeof(item_t))
+
+
+cdef void _rows_any(intp_t size, intp_t n0, intp_t s0, intp_t d0,
+                    intp_t n1, intp_t s1, intp_t d1,
+                    const char* src, char* dst) noexcept nogil:
+    """``n0`` rows of ``n1`` items of any other size."""
+    cdef intp_t i, j
+    cdef const char* s
+    cdef char* d
+    for i in range(n0):
+        s = src + i * s0
+        d = dst + i * d0
+        if s1 == size and d1 == size:
+            memcpy(d, s, n1 * size)
+        else:
+            for j in range(n1):
+                memcpy(d + j * d1, s + j * s1, size)
+
+
+cdef inline void _rows_dispatch(intp_t size, intp_t n0, intp_t s0, intp_t d0,
+                                intp_t n1, intp_t s1, intp_t d1,
+                                const char* src, char* dst) noexcept nogil:
+    cdef intp_t i
+    if size == 1:
+        if s1 == 0 and d1 == 1:
+            for i in range(n0):
+                memset(dst + i * d0, (<const uint8_t*>(src + i * s0))[0], n1)
+        else:
+            _rows(<uint8_t*>NULL, n0, s0, d0, n1, s1, d1, src, dst)
+    elif size == 2:
+        _rows(<uint16_t*>NULL, n0, s0, d0, n1, s1, d1, src, dst)
+    elif size == 4:
+        _rows(<uint32_t*>NULL, n0, s0, d0, n1, s1, d1, src, dst)
+    elif size == 8:
+        _rows(<uint64_t*>NULL, n0, s0, d0, n1, s1, d1, src, dst)
+    elif size == 16:
+        _rows(<lzb_bytes16*>NULL, n0, s0, d0, n1, s1, d1, src, dst)
+    else:
+        _rows_any(size, n0, s0, d0, n1, s1, d1, src, dst)
+
+
+cdef inline void _replicate(char* dst, intp_t block, intp_t n) noexcept nogil:
+    """Copy ``dst[0:block]`` into the ``n - 1`` blocks after it."""
+    cdef intp_t filled = 1, chunk = 0, c
+    while filled < n:
+        if chunk == 0 and filled * block >= _replicate_chunk:
+            chunk = filled
+        c = chunk if chunk else filled
+        if c > n - filled:
+            c = n - filled
+        memcpy(dst + filled * block, dst, c * block)
+        filled += c
+
+
+cdef void _run(const Plan* p, int d, const char* src, char* dst) noexcept nogil:
+    cdef intp_t n = p.shape[d]
+    cdef intp_t i
+    cdef int last = p.ndim - 1
+    if (p.sstride[d] == 0 and p.dblock[d] > 0 and n > 1
+            and (d < last or n * p.itemsize >= REPLICATE_MIN)):
+        if d == last:
+            memcpy(dst, src, p.itemsize)
+        else:
+            _run(p, d + 1, src, dst)
+        _replicate(dst, p.dstride[d], n)
+    elif d == last:
+        _rows_dispatch(p.itemsize, 1, 0, 0, n, p.sstride[d], p.dstride[d], src, dst)
+    elif d == last - 1:
+        _rows_dispatch(p.itemsize, n, p.sstride[d], p.dstride[d],
+                       p.shape[last], p.sstride[last], p.dstride[last], src, dst)
+    else:
+        for i in range(n):
+            _run(p, d + 1, src + i * p.sstride[d], dst + i * p.dstride[d])
+
+
+cdef void plan_run(const Plan* p, const char* src, char* dst) noexcept nogil:
+    """Copy everything ``p`` describes. ``p`` must come from :c:func:`plan_init`."""
+    if not p.empty:
+        _run(p, 0, src, dst)
+
+
+cdef void _run_objects(const Plan* p, int d, const char* src, char* dst) noexcept:
+    cdef intp_t i
+    cdef PyObject* new
+    cdef PyObject* old
+    for i in range(p.shape[d]):
+        if d == p.ndim - 1:
+            memcpy(&new, src + i * p.sstride[d], sizeof(PyObject*))
+            memcpy(&old, dst + i * p.dstride[d], sizeof(PyObject*))
+            Py_XINCREF(new)
+            memcpy(dst + i * p.dstride[d], &new, sizeof(PyObject*))
+            Py_XDECREF(old)
+        else:
+            _run_objects(p, d + 1, src + i * p.sstride[d], dst + i * p.dstride[d])
+
+
+cdef void plan_run_objects(const Plan* p, const char* src, char* dst) noexcept:
+    """Like :c:func:`plan_run` for arrays of object pointers; holds the GIL."""
+    if not p.empty:
+        _run_objects(p, 0, src, dst)
+
+
+# ------------------------------------------------------------------------------------------
+# Entry points (GIL held while validating; blocks run without it)
+# ------------------------------------------------------------------------------------------
+
+cdef class _Job:
+    """One validated copy, cut into blocks along one axis so that it can be interrupted and
+    shared among threads. Holds references to both arrays while any thread uses it."""
+    cdef Plan plan
+    cdef const char* src
+    cdef char* dst
+    cdef object src_ref
+    cdef object dst_ref
+    cdef int axis            # the axis cut into blocks; outer axes are walked one by one
+    cdef intp_t per_block    # indices of `axis` in one block
+    cdef intp_t blocks_per_outer
+    cdef intp_t n_items
+    cdef bint cancelled
+
+    cdef int setup(self, object src_ref, object dst_ref, const char* src, char* dst) except -1:
+        cdef intp_t rowbytes = self.plan.itemsize
+        cdef int d
+        self.src_ref = src_ref
+        self.dst_ref = dst_ref
+        self.src = src
+        self.dst = dst
+        self.cancelled = False
+        if self.plan.empty:
+            self.n_items = 0
+            return 0
+        d = self.plan.ndim - 1
+        while d > 0 and rowbytes * self.plan.shape[d] <= _chunk_bytes:
+            rowbytes *= self.plan.shape[d]
+            d -= 1
+        self.axis = d
+        self.per_block = max(1, _chunk_bytes // rowbytes)
+        self.blocks_per_outer = (self.plan.shape[d] + self.per_block - 1) // self.per_block
+        self.n_items = self.blocks_per_outer
+        for d in range(self.axis):
+            self.n_items *= self.plan.shape[d]
+        return 0
+
+    cdef int run_items(self, intp_t start, intp_t stop, bint check_signals) except -1:
+        cdef Plan sub
+        cdef intp_t item, rest, i, first, count
+        cdef int d, ax = self.axis
+        cdef const char* s
+        cdef char* t
+        if self.n_items == 0:
+            return 0
+        # The sub-plan covers axes ax.. with axis ax shortened to one block.
+        sub.ndim = self.plan.ndim - ax
+        sub.itemsize = self.plan.itemsize
+        sub.empty = False
+        sub.has_objects = self.plan.has_objects
+        for d in range(sub.ndim):
+            sub.shape[d] = self.plan.shape[ax + d]
+            sub.sstride[d] = self.plan.sstride[ax + d]
+            sub.dstride[d] = self.plan.dstride[ax + d]
+            sub.dblock[d] = self.plan.dblock[ax + d]
+        for item in range(start, stop):
+            if self.cancelled:
+                break
+            rest = item // self.blocks_per_outer
+            first = (item % self.blocks_per_outer) * self.per_block
+            count = min(self.per_block, self.plan.shape[ax] - first)
+            s = self.src + first * self.plan.sstride[ax]
+            t = self.dst + first * self.plan.dstride[ax]
+            for d in range(ax - 1, -1, -1):
+                i = rest % self.plan.shape[d]
+                rest //= self.plan.shape[d]
+                s += i * self.plan.sstride[d]
+                t += i * self.plan.dstride[d]
+            sub.shape[0] = count
+            if sub.dblock[0] > 0:
+                sub.dblock[0] = count * sub.dstride[0]
+            if self.plan.has_objects:
+                plan_run_objects(&sub, s, t)
+            else:
+                with nogil:
+                    plan_run(&sub, s, t)
+            if check_signals:
+                PyErr_CheckSignals()
+        return 0
+
+    def run(self, intp_t start, intp_t stop):
+        """Run items ``[start, stop)`` (used by worker threads; no signal checks)."""
+        self.run_items(start, stop, False)
+
+
+_pool = None
+
+
+def _thread_pool():
+    global _pool
+    if _pool is None:
+        from concurrent.futures import ThreadPoolExecutor
+        import os
+        _pool = ThreadPoolExecutor(max_workers=max(1, (os.cpu_count() or 1)),
+                                   thread_name_prefix="lazybcast")
+    return _pool
+
+
+cdef object _execute(_Job job, int threads):
+    cdef intp_t n = job.n_items, per, k
+    if threads <= 1 or n < 2 or job.plan.has_objects:
+        job.run_items(0, n, True)
+        return
+    threads = min(threads, n)
+    per = (n + threads - 1) // threads
+    pool = _thread_pool()
+    futures = [pool.submit(job.run, k * per, min(n, (k + 1) * per)) for k in range(1, threads)]
+    try:
+        job.run_items(0, min(n, per), True)
+    finally:
+        if not all(f.done() for f in futures):
+            import concurrent.futures
+            try:
+                # Ctrl-C while we wait for helpers stops them at their next block.
+                concurrent.futures.wait(futures)
+            except BaseException:
+                job.cancelled = True
+                concurrent.futures.wait(futures)
+                raise
+    for f in futures:
+        f.result()
+
+
+cdef inline intp_t _threads_for(intp_t nbytes, object threads) except -1:
+    if threads is None:
+        return 1
+    if isinstance(threads, bool) or not isinstance(threads, int):
+        raise TypeError(f"threads must be a positive int or None, got {threads!r}")
+    if threads < 1:
+        raise ValueError(f"threads must be >= 1, got {threads}")
+    return threads
+
+
+def copy_broadcast(cnp.ndarray src not None, cnp.ndarray out not None, threads=None):
+    """copy_broadcast(src, out, threads=None)
+
+    Fill ``out`` with ``np.broadcast_to(src, out.shape)``, where ``src`` already has
+    ``out``'s rank and each of its axes is 1 or ``out``'s size.
+
+    The caller must make sure ``out`` does not overlap ``src`` and both have the same dtype.
+    ``threads=None`` uses one thread.
+    """
+    cdef int ndim = out.ndim, d
+    cdef intp_t shape[NPY_MAXDIMS]
+    cdef intp_t sstride[NPY_MAXDIMS]
+    cdef intp_t dstride[NPY_MAXDIMS]
+    cdef const char* s = <const char*>cnp.PyArray_DATA(src)
+    cdef char* t = <char*>cnp.PyArray_DATA(out)
+    cdef _Job job = _Job.__new__(_Job)
+    if src.ndim != ndim:
+        raise ValueError(f"src must have out's rank {ndim}, got {src.ndim}")
+    if src.dtype != out.dtype:
+        raise TypeError(f"src and out must have one dtype, got {src.dtype} and {out.dtype}")
+    if not out.flags.writeable:
+        raise ValueError("out must be writeable")
+    for d in range(ndim):
+        shape[d] = out.shape[d]
+        dstride[d] = out.strides[d]
+        if src.shape[d] == out.shape[d]:
+            sstride[d] = src.strides[d]
+        elif src.shape[d] == 1:
+            sstride[d] = 0
+        else:
+            raise ValueError(f"src axis {d} has size {src.shape[d]}, expected 1 or {out.shape[d]}")
+    plan_init(&job.plan, ndim, shape, sstride, dstride, out.dtype.itemsize,
+              out.dtype.hasobject, &s, &t)
+    if out.dtype.hasobject and out.dtype.type is not np.object_:
+        raise TypeError(f"copy_broadcast cannot copy {out.dtype}: objects inside a structured dtype")
+    job.setup(src, out, s, t)
+    _execute(job, _threads_for(out.nbytes, threads))
+    return out
+
+
+def gather(cnp.ndarray src not None, tuple vshape, tuple axes, list indices,
+           cnp.ndarray out not None, int bpos, int bndim):
+    """gather(src, vshape, axes, indices, out, bpos, bndim)
+
+    Advanced-index gather from the broadcast of ``src`` to ``vshape``.
+
+    ``axes`` are the (sorted) axes of ``vshape`` taken by the 1-D ``np.intp`` arrays
+    ``indices`` (one per axis, all of one length ``nb``, already bounds-checked against
+    ``vshape``; checked again here). The other axes keep their order. ``out`` is C-contiguous;
+    its axes ``[bpos, bpos + bndim)`` hold the ``nb`` index positions, the others are the
+    remaining axes of ``vshape`` in order.
+    """
+    cdef int ndim = len(vshape), nadv = len(axes), nrest, d, j, r
+    cdef intp_t nb, b, v, size, bstride
+    cdef intp_t rshape[NPY_MAXDIMS]
+    cdef intp_t rsstride[NPY_MAXDIMS]
+    cdef intp_t rdstride[NPY_MAXDIMS]
+    cdef intp_t vstride[NPY_MAXDIMS]
+    cdef bint is_adv[NPY_MAXDIMS]
+    cdef intp_t* offsets = NULL
+    cdef cnp.ndarray idx
+    cdef const char* s0 = <const char*>cnp.PyArray_DATA(src)
+    cdef const char* s
+    cdef char* t0 = <char*>cnp.PyArray_DATA(out)
+    cdef char* t
+    cdef Plan plan
+    if src.ndim != ndim or ndim > NPY_MAXDIMS:
+        raise ValueError(f"src must have rank {len(vshape)}, got {src.ndim}")
+    if src.dtype != out.dtype or not out.flags.c_contiguous or not out.flags.writeable:
+        raise ValueError("out must be a writeable C-contiguous array of src's dtype")
+    if nadv != len(indices) or nadv == 0:
+        raise ValueError("one index array per advanced axis is needed")
+    if bpos < 0 or bndim < 0 or bpos + bndim > out.ndim or out.ndim - bndim != ndim - nadv:
+        raise ValueError("out's rank does not match the gather")
+    for d in range(ndim):
+        is_adv[d] = False
+        if src.shape[d] == vshape[d]:
+            vstride[d] = src.strides[d]
+        elif src.shape[d] == 1:
+            vstride[d] = 0
+        else:
+            raise ValueError(f"src axis {d} has size {src.shape[d]}, expected 1 or {vshape[d]}")
+    nb = 1
+    for d in range(bpos, bpos + bndim):
+        nb *= out.shape[d]
+    for j in range(nadv):
+        d = axes[j]
+        if d < 0 or d >= ndim or is_adv[d] or (j > 0 and d <= axes[j - 1]):
+            raise ValueError(f"axes must be sorted distinct axes of vshape, got {axes}")
+        is_adv[d] = True
+        idx = indices[j]
+        if idx.dtype != np.intp or idx.ndim != 1 or not idx.flags.c_contiguous or idx.shape[0] != nb:
+            raise ValueError(f"indices[{j}] must be a C-contiguous 1-D intp array of length {nb}")
+    # Remaining axes, and their place in out.
+    nrest = 0
+    r = 0
+    for d in range(ndim):
+        if is_adv[d]:
+            continue
+        if r == bpos:
+            r += bndim
+        if out.shape[r] != vshape[d]:
+            raise ValueError(f"out axis {r} must have size {vshape[d]}, got {out.shape[r]}")
+        rshape[nrest] = vshape[d]
+        rsstride[nrest] = vstride[d]
+        rdstride[nrest] = out.strides[r]
+        nrest += 1
+        r += 1
+    size = out.dtype.itemsize
+    bstride = size
+    for d in range(bpos + bndim, out.ndim):
+        bstride *= out.shape[d]
+    if nb == 0 or out.size == 0:
+        return out
+    offsets = <intp_t*>malloc(nb * sizeof(intp_t))
+    if offsets == NULL:
+        raise MemoryError()
+    try:
+        for b in range(nb):
+            offsets[b] = 0
+        for j in range(nadv):
+            d = axes[j]
+            idx = indices[j]
+            for b in range(nb):
+                v = (<intp_t*>cnp.PyArray_DATA(idx))[b]
+                if v < 0 or v >= vshape[d]:
+                    raise IndexError(f"index {v} is out of bounds for axis {d} with size {vshape[d]}")
+                offsets[b] += v * vstride[d]
+        s = s0
+        t = t0
+        plan_init(&plan, nrest, rshape, rsstride, rdstride, size, out.dtype.hasobject, &s, &t)
+        if out.dtype.hasobject:
+            for b in range(nb):
+                plan_run_objects(&plan, s + offsets[b], t + b * bstride)
+        else:
+            with nogil:
+                for b in range(nb):
+                    plan_run(&plan, s + offsets[b], t + b * bstride)
+    finally:
+        free(offsets)
+    return out
+
+
+def _plan_py(tuple shape, tuple sstrides, tuple dstrides, intp_t itemsize):
+    """Test hook: the simplified plan as ``(shape, sstrides, dstrides, dblock)`` tuples."""
+    cdef Plan p
+    cdef intp_t cshape[NPY_MAXDIMS]
+    cdef intp_t cs[NPY_MAXDIMS]
+    cdef intp_t cd[NPY_MAXDIMS]
+    cdef const char* s = NULL
+    cdef char* t = NULL
+    cdef int d, n = len(shape)
+    if n > NPY_MAXDIMS or len(sstrides) != n or len(dstrides) != n:
+        raise ValueError("shape, sstrides and dstrides must have one length <= NPY_MAXDIMS")
+    for d in range(n):
+        cshape[d] = shape[d]
+        cs[d] = sstrides[d]
+        cd[d] = dstrides[d]
+    plan_init(&p, n, cshape, cs, cd, itemsize, False, &s, &t)
+    return (tuple(p.shape[d] for d in range(p.ndim)),
+            tuple(p.sstride[d] for d in range(p.ndim)),
+            tuple(p.dstride[d] for d in range(p.ndim)),
+            tuple(p.dblock[d] for d in range(p.ndim)))

@@ -1,0 +1,332 @@
+"""BroadcastView: a lazy broadcast of a source array, materialized by our own kernels.
+
+A view is a pair (``source``, ``shape``): ``source`` is a NumPy view of the user's array with the
+view's rank, each axis either the view's size or 1. The stride map follows from that pair: the
+source's stride where the sizes agree, 0 where the source has 1. Because the source is a real
+NumPy array, every address the stride map can reach lies inside a buffer NumPy vouches for and
+that the view keeps alive.
+"""
+
+cimport numpy as cnp
+
+from lazybcast._kernels cimport intp_t
+
+import numpy as np
+
+from lazybcast import _indexing, _kernels
+from lazybcast._rules import MODES, check_size
+
+cnp.import_array()
+
+_STRUCTURED_WITH_OBJECTS = object()
+
+
+def _format_bytes(n):
+    for unit in ("B", "kB", "MB", "GB", "TB", "PB", "EB"):
+        if n < 1000 or unit == "EB":
+            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000.0
+
+
+cdef class BroadcastView:
+    """A read-only, lazily broadcast array.
+
+    Create views with :func:`lazybcast.broadcast`, :func:`lazybcast.broadcast_to` or
+    :func:`lazybcast.broadcast_arrays`; nothing is copied until :meth:`materialize`,
+    ``np.array(view)``, iteration, fancy indexing or batches ask for data.
+
+    Examples
+    --------
+    >>> import numpy as np, lazybcast
+    >>> v = lazybcast.broadcast_to(np.arange(3), (2, 3))
+    >>> v.shape, v.strides[0]
+    ((2, 3), 0)
+    >>> v.materialize()
+    array([[0, 1, 2],
+           [0, 1, 2]])
+    """
+
+    cdef readonly object _source
+    cdef readonly tuple shape
+    cdef readonly tuple strides
+    cdef readonly object base
+    cdef readonly str mode
+    cdef intp_t _size
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError(
+            "BroadcastView cannot be created directly; use lazybcast.broadcast(), "
+            "broadcast_to() or broadcast_arrays()"
+        )
+
+    # -- construction ---------------------------------------------------------------------
+
+    @staticmethod
+    cdef BroadcastView _wrap(cnp.ndarray source, tuple shape, object base, str mode):
+        """Trusted constructor: ``source`` already has the view's rank and fits ``shape``."""
+        cdef BroadcastView v = BroadcastView.__new__(BroadcastView)
+        cdef int d, ndim = len(shape)
+        cdef intp_t size = 1
+        cdef list strides = [0] * ndim
+        for d in range(ndim):
+            n = shape[d]
+            size *= n
+            if source.shape[d] == n and n != 1:
+                strides[d] = source.strides[d]
+        v._source = source
+        v.shape = shape
+        v.strides = tuple(strides)
+        v.base = base
+        v.mode = mode
+        v._size = size
+        return v
+
+    @staticmethod
+    def _checked(source, shape, base=None, mode="numpy"):
+        """Validating constructor (used by unpickling): rejects anything inconsistent."""
+        if type(source) is not np.ndarray:
+            raise TypeError(f"source must be a numpy.ndarray, got {type(source).__name__}")
+        if type(shape) is not tuple or not all(type(n) is int for n in shape):
+            raise TypeError(f"shape must be a tuple of ints, got {shape!r}")
+        if not isinstance(mode, str) or mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        if base is not None and type(base) is not np.ndarray:
+            raise TypeError(f"base must be a numpy.ndarray or None, got {type(base).__name__}")
+        if source.ndim != len(shape):
+            raise ValueError(f"source rank {source.ndim} does not match shape {shape}")
+        for d, n in enumerate(shape):
+            if n < 0:
+                raise ValueError(f"shape[{d}] is {n}; sizes cannot be negative")
+            if source.shape[d] != n and source.shape[d] != 1:
+                raise ValueError(
+                    f"source axis {d} has size {source.shape[d]}; it must be 1 or {n}"
+                )
+        check_size(shape, source.dtype.itemsize, "shape")
+        return BroadcastView._wrap(source, shape, source if base is None else base, mode)
+
+    # -- array attributes -----------------------------------------------------------------
+
+    @property
+    def dtype(self):
+        """The element type (the source's)."""
+        return self._source.dtype
+
+    @property
+    def ndim(self):
+        """Number of axes."""
+        return len(self.shape)
+
+    @property
+    def size(self):
+        """Number of logical elements."""
+        return self._size
+
+    @property
+    def itemsize(self):
+        """Bytes per element."""
+        return self._source.dtype.itemsize
+
+    @property
+    def nbytes(self):
+        """Logical bytes: what :meth:`materialize` would allocate."""
+        return self._size * self._source.dtype.itemsize
+
+    @property
+    def source(self):
+        """The compact source as a NumPy view with the view's rank (size 1 on broadcast axes)."""
+        return self._source
+
+    @property
+    def T(self):
+        """Not supported: a view never reorders axes. Materialize first."""
+        raise AttributeError("BroadcastView has no transpose; use view.materialize().T")
+
+    def __repr__(self):
+        held = self._source.size * self._source.dtype.itemsize
+        return (
+            f"BroadcastView(shape={self.shape}, dtype={self._source.dtype}, mode={self.mode!r}, "
+            f"source_shape={tuple(self.base.shape)}, logical={_format_bytes(self.nbytes)}, "
+            f"held={_format_bytes(held)})"
+        )
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of unsized object (a 0-d BroadcastView)")
+        return self.shape[0]
+
+    # -- materializing ----------------------------------------------------------------------
+
+    def materialize(self, out=None, *, threads=None):
+        """materialize(out=None, *, threads=None)
+
+        Copy the view's values into a new C-contiguous array, or into ``out``.
+
+        Parameters
+        ----------
+        out : ndarray, optional
+            A writeable array of exactly the view's shape and dtype, in any layout. It may
+            overlap the source.
+        threads : int, optional
+            Threads to split a large copy across (the GIL is released). ``None`` picks one
+            thread for outputs under 32 MB and two above.
+
+        Returns
+        -------
+        ndarray
+            ``out`` if given, else a new C-contiguous, writeable array.
+
+        Examples
+        --------
+        >>> import numpy as np, lazybcast
+        >>> v = lazybcast.broadcast(np.array([1, 2], dtype=np.int8), [2, 2, 1],
+        ...                         mode="bidirectional")
+        >>> v.materialize()
+        array([[[1, 2]],
+        <BLANKLINE>
+               [[1, 2]]], dtype=int8)
+        """
+        source = self._source
+        if out is None:
+            out = np.empty(self.shape, dtype=source.dtype)
+        else:
+            self._check_out(out)
+            if np.may_share_memory(out, source):
+                source = source.copy()
+        if threads is None and out.nbytes >= 32 * 1024 * 1024:
+            threads = 2
+        if source.dtype.hasobject and source.dtype.type is not np.object_:
+            np.copyto(out, np.broadcast_to(source, self.shape))
+        else:
+            _kernels.copy_broadcast(source, out, threads)
+        return out
+
+    cdef _check_out(self, out):
+        if not isinstance(out, np.ndarray):
+            raise TypeError(f"out must be a numpy.ndarray, got {type(out).__name__}")
+        if out.shape != self.shape:
+            raise ValueError(f"out has shape {out.shape}; it must be the view's shape {self.shape}")
+        if out.dtype != self._source.dtype:
+            raise TypeError(
+                f"out has dtype {out.dtype}; it must be the view's dtype {self._source.dtype}"
+            )
+        if not out.flags.writeable:
+            raise ValueError("out is read-only; pass a writeable array")
+
+    def __array__(self, dtype=None, copy=None):
+        if copy is True:
+            if dtype is not None and np.dtype(dtype) != self._source.dtype:
+                # Cast the compact source, then broadcast it: cheaper than casting the result.
+                return self._with_source(self._source.astype(dtype)).materialize()
+            return self.materialize()
+        if dtype is not None and np.dtype(dtype) != self._source.dtype:
+            if copy is False:
+                raise ValueError(
+                    f"a copy is needed to cast a {self._source.dtype} view to {np.dtype(dtype)}; "
+                    f"copy=False forbids it"
+                )
+            return self._with_source(self._source.astype(dtype)).materialize()
+        return np.broadcast_to(self._source, self.shape)
+
+    cdef BroadcastView _with_source(self, cnp.ndarray source):
+        return BroadcastView._wrap(source, self.shape, self.base, self.mode)
+
+    # -- indexing and iteration ---------------------------------------------------------------
+
+    def __getitem__(self, key):
+        result = _indexing.index(self._source, self.shape, key)
+        if type(result) is tuple:
+            source, shape = result
+            return BroadcastView._wrap(source, shape, self.base, self.mode)
+        return result
+
+    def __setitem__(self, key, value):
+        raise TypeError(
+            "BroadcastView is read-only: its elements share memory with the broadcast source; "
+            "use view.materialize() to get a writeable copy"
+        )
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d BroadcastView")
+        if len(self.shape) == 1:
+            values = np.broadcast_to(self._source, self.shape)
+            for i in range(self.shape[0]):
+                yield values[i]
+            return
+        for i in range(self.shape[0]):
+            yield self[i].materialize()
+
+    def iter_batches(self, batch_size, *, out=None, drop_last=False, prefetch=0):
+        """iter_batches(batch_size, *, out=None, drop_last=False, prefetch=0)
+
+        Yield consecutive materialized batches along axis 0.
+
+        Parameters
+        ----------
+        batch_size : int
+            Rows per batch (>= 1). The last batch may be shorter.
+        out : ndarray, optional
+            A writeable buffer of shape ``(batch_size,) + view.shape[1:]`` and the view's dtype;
+            every batch is written into it (the last, shorter one into a leading slice), so
+            each yielded array is only valid until the next one is requested.
+        drop_last : bool
+            Skip a last batch shorter than ``batch_size``.
+        prefetch : int
+            Materialize up to this many batches ahead on a background thread (not with
+            ``out=``, which has room for one batch only).
+
+        Examples
+        --------
+        >>> import numpy as np, lazybcast
+        >>> v = lazybcast.broadcast_to(np.arange(2), (5, 2))
+        >>> [b.shape for b in v.iter_batches(2)]
+        [(2, 2), (2, 2), (1, 2)]
+        """
+        from lazybcast._batches import iter_batches
+        return iter_batches(self, batch_size, out=out, drop_last=drop_last, prefetch=prefetch)
+
+    # -- pickling and dask --------------------------------------------------------------------
+
+    def __reduce__(self):
+        base = None if self.base is self._source else self.base
+        if base is not None and base.size != self._source.size:
+            base = None  # a sliced view: the compact source is all that travels
+        base_shape = None if base is None else tuple(base.shape)
+        return (_rebuild, (self._source, self.shape, self.mode, base_shape))
+
+    def __dask_tokenize__(self):
+        from dask.base import tokenize
+        return ("lazybcast.BroadcastView", self.shape, self.mode, tokenize(self._source))
+
+    def to_dask(self, chunks="auto"):
+        """to_dask(chunks="auto")
+
+        A ``dask.array.Array`` over this view; each chunk is materialized by our kernel on the
+        worker that computes it. Needs the ``lazybcast[dask]`` extra.
+        """
+        from lazybcast._dask import to_dask
+        return to_dask(self, chunks)
+
+
+def _rebuild(source, shape, mode, base_shape=None):
+    """Unpickle: every field goes through the validating constructor."""
+    view = BroadcastView._checked(source, shape, None, mode)
+    if base_shape is not None:
+        if type(base_shape) is not tuple or not all(type(n) is int for n in base_shape):
+            raise TypeError(f"base_shape must be a tuple of ints, got {base_shape!r}")
+        base = source.reshape(base_shape)  # raises ValueError if the sizes disagree
+        return BroadcastView._wrap(source, shape, base, mode)
+    return view
+
+
+def make_view(data, tuple aligned, tuple shape, str mode):
+    """A view of ``data`` reshaped to ``aligned`` (same size, ones inserted) broadcast to
+    ``shape``. Stride-0 axes of ``data`` itself are collapsed, so a view of
+    ``np.broadcast_to(...)`` stays compact."""
+    source = data if data.shape == aligned else data.reshape(aligned)
+    if 0 in source.strides:
+        key = []
+        for n, stride in zip(source.shape, source.strides):
+            key.append(slice(0, 1) if stride == 0 and n > 1 else slice(None))
+        source = source[tuple(key)]
+    return BroadcastView._wrap(source, shape, data, mode)

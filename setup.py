@@ -1,0 +1,64 @@
+"""Build the compiled modules of lazybcast.
+
+Environment switches (all off by default):
+
+* ``LAZYBCAST_BOUNDSCHECK=1``: Cython bounds and wraparound checks back on (debug build).
+* ``LAZYBCAST_ASAN=1``: compile and link with AddressSanitizer (``-fsanitize=address``).
+* ``LAZYBCAST_NATIVE=1``: tune for the build machine (``-march=native``); not for wheels.
+"""
+
+import os
+import sys
+
+import numpy as np
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+
+def _flag(name):
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+debug_checks = _flag("LAZYBCAST_BOUNDSCHECK")
+asan = _flag("LAZYBCAST_ASAN")
+
+compile_args = []
+link_args = []
+if sys.platform != "win32":
+    compile_args += ["-O3", "-fno-strict-aliasing"]
+    if _flag("LAZYBCAST_NATIVE"):
+        compile_args.append("-march=native")
+    if asan:
+        compile_args += ["-fsanitize=address", "-fno-omit-frame-pointer", "-g", "-O1"]
+        link_args += ["-fsanitize=address"]
+
+directives = {
+    "language_level": 3,
+    "boundscheck": debug_checks,
+    "wraparound": debug_checks,
+    "initializedcheck": debug_checks,
+    "cdivision": True,
+    "embedsignature": True,
+    "freethreading_compatible": True,
+}
+
+macros = [("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")]
+
+
+def extension(name):
+    return Extension(
+        f"lazybcast.{name}",
+        [f"lazybcast/{name}.pyx"],
+        include_dirs=[np.get_include()],
+        define_macros=macros,
+        extra_compile_args=compile_args,
+        extra_link_args=link_args,
+    )
+
+
+setup(
+    ext_modules=cythonize(
+        [extension("_kernels"), extension("_view")],
+        compiler_directives=directives,
+    ),
+)
