@@ -6,6 +6,14 @@
 (32000000, 32)
 """
 
+# Run from a source checkout after `pip install .` (the README's commands do exactly that),
+# `python -m` puts the checkout first on sys.path, and this package directory has no compiled
+# modules. extend_path() adds the installed copy's directory to the package path, so the
+# compiled modules are found there. With an in-place build, the checkout's own come first.
+from pkgutil import extend_path as _extend_path
+
+__path__ = _extend_path(__path__, __name__)
+
 from lazybcast._api import broadcast, broadcast_arrays, broadcast_shapes, broadcast_to
 from lazybcast._batches import RowDataset
 from lazybcast._version import __version__
