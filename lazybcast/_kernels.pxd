@@ -4,8 +4,22 @@
 # axis (bytes; a source stride of 0 is a broadcast axis). plan_init() validates and simplifies it
 # with the GIL held; plan_run() then moves bytes with the GIL released and cannot fail.
 
+cimport numpy as cnp
+
+from cpython.object cimport PyObject, PyTypeObject
+
 cdef extern from "numpy/ndarraytypes.h":
     enum: NPY_MAXDIMS
+
+# NumPy C-API calls that numpy's own .pxd leaves out or types loosely.
+cdef extern from "numpy/arrayobject.h":
+    PyTypeObject lzb_ndarray_type "PyArray_Type"
+    bint lzb_equiv_types "PyArray_EquivTypes"(cnp.PyArray_Descr*, cnp.PyArray_Descr*) noexcept
+    bint lzb_has_refs "PyDataType_REFCHK"(cnp.PyArray_Descr*) noexcept
+    # Steals a reference to the descriptor.
+    object lzb_new_from_descr "PyArray_NewFromDescr"(
+        PyTypeObject*, cnp.PyArray_Descr*, int, cnp.npy_intp*, cnp.npy_intp*, void*, int,
+        PyObject*)
 
 ctypedef Py_ssize_t intp_t
 
@@ -19,10 +33,15 @@ cdef struct Plan:
     intp_t dblock[NPY_MAXDIMS]
     bint empty
     bint has_objects
+    bint stream     # large output: write the bulk with non-temporal stores
+    bint tiled      # axes ndim-2 and ndim-1 are walked in tiles (a transposing copy)
 
 cdef int plan_init(Plan* p, int ndim, const intp_t* shape, const intp_t* sstride,
                    const intp_t* dstride, intp_t itemsize, bint has_objects,
                    const char** src, char** dst) except -1
+
+cdef int copy_into(cnp.ndarray src, cnp.ndarray out, object threads) except -1
+cdef bint may_overlap(cnp.ndarray a, cnp.ndarray b) noexcept
 
 cdef void plan_run(const Plan* p, const char* src, char* dst) noexcept nogil
 cdef void plan_run_objects(const Plan* p, const char* src, char* dst) noexcept

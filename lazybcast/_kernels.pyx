@@ -33,10 +33,57 @@ cnp.import_array()
 
 cdef extern from *:
     """
+    #include <string.h>
     typedef struct { unsigned char b[16]; } lzb_bytes16;
+
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    #endif
+
+    /* Copy n bytes; on x86-64 the bulk goes out with non-temporal stores, which skip the
+       read-for-ownership of every destination line (the buffers must not overlap). */
+    static inline void lzb_stream_copy(char *dst, const char *src, size_t n) {
+    #if defined(__SSE2__)
+        if (n >= 256) {
+            size_t head = (16 - ((size_t)dst & 15)) & 15, i, blocks;
+            memcpy(dst, src, head);
+            dst += head; src += head; n -= head;
+            blocks = n / 64;
+            for (i = 0; i < blocks; i++) {
+                __m128i a = _mm_loadu_si128((const __m128i *)src);
+                __m128i b = _mm_loadu_si128((const __m128i *)(src + 16));
+                __m128i c = _mm_loadu_si128((const __m128i *)(src + 32));
+                __m128i d = _mm_loadu_si128((const __m128i *)(src + 48));
+                _mm_stream_si128((__m128i *)dst, a);
+                _mm_stream_si128((__m128i *)(dst + 16), b);
+                _mm_stream_si128((__m128i *)(dst + 32), c);
+                _mm_stream_si128((__m128i *)(dst + 48), d);
+                src += 64; dst += 64;
+            }
+            n &= 63;
+        }
+    #endif
+        memcpy(dst, src, n);
+    }
+
+    /* Make non-temporal stores visible before anyone reads the output. */
+    static inline void lzb_stream_fence(void) {
+    #if defined(__SSE2__)
+        _mm_sfence();
+    #endif
+    }
+
+    static inline int lzb_all_zero(const char *p, size_t n) {
+        size_t i;
+        for (i = 0; i < n; i++) if (p[i]) return 0;
+        return 1;
+    }
     """
     ctypedef struct lzb_bytes16:
         pass
+    void lzb_stream_copy(char* dst, const char* src, size_t n) noexcept nogil
+    void lzb_stream_fence() noexcept nogil
+    bint lzb_all_zero(const char* p, size_t n) noexcept nogil
 
 ctypedef fused item_t:
     uint8_t
@@ -52,6 +99,13 @@ REPLICATE_CHUNK = 64 * 1024
 cdef intp_t REPLICATE_MIN = 512
 #: Work between two looks at Ctrl-C and the unit of work given to one thread.
 CHUNK_BYTES = 4 * 1024 * 1024
+#: Outputs at least this large are written with non-temporal stores (they cannot stay in
+#: cache anyway); smaller ones with ordinary stores, so that they are hot for the caller.
+STREAM_BYTES = 8 * 1024 * 1024
+#: Outputs at least this large use two threads when materialize() is not told how many.
+AUTO_THREADS_BYTES = 32 * 1024 * 1024
+#: A transposing copy is walked in tiles of about this many bytes.
+cdef intp_t TILE_BYTES = 8 * 1024
 
 cdef intp_t _replicate_chunk = REPLICATE_CHUNK
 cdef intp_t _chunk_bytes = CHUNK_BYTES
@@ -60,6 +114,38 @@ cdef intp_t _chunk_bytes = CHUNK_BYTES
 # ------------------------------------------------------------------------------------------
 # Planning (GIL held, may raise)
 # ------------------------------------------------------------------------------------------
+
+cdef inline intp_t _abs(intp_t x) noexcept nogil:
+    return -x if x < 0 else x
+
+
+cdef bint _choose_tile_axis(Plan* p) noexcept:
+    """A transposing copy reads its innermost destination axis with a long source stride.
+    If another axis is read with a shorter one, move that axis next to the innermost, so
+    that _run walks the pair in tiles that stay in L1."""
+    cdef int last = p.ndim - 1, d, best = -1
+    cdef intp_t s, t
+    if last < 1 or p.has_objects:
+        return False
+    s = _abs(p.sstride[last])
+    if s <= 64:
+        return False  # consecutive reads already share cache lines
+    for d in range(last):
+        t = _abs(p.sstride[d])
+        if t != 0 and t < s and (best < 0 or t < _abs(p.sstride[best])):
+            best = d
+    if best < 0:
+        return False
+    cdef intp_t shape = p.shape[best], ss = p.sstride[best], ds = p.dstride[best]
+    for d in range(best, last - 1):
+        p.shape[d] = p.shape[d + 1]
+        p.sstride[d] = p.sstride[d + 1]
+        p.dstride[d] = p.dstride[d + 1]
+    p.shape[last - 1] = shape
+    p.sstride[last - 1] = ss
+    p.dstride[last - 1] = ds
+    return True
+
 
 cdef int plan_init(Plan* p, int ndim, const intp_t* shape, const intp_t* sstride,
                    const intp_t* dstride, intp_t itemsize, bint has_objects,
@@ -75,6 +161,8 @@ cdef int plan_init(Plan* p, int ndim, const intp_t* shape, const intp_t* sstride
     p.itemsize = itemsize
     p.has_objects = has_objects
     p.empty = itemsize == 0
+    p.stream = False
+    p.tiled = False
     for d in range(ndim):
         if shape[d] < 0:
             raise ValueError(f"shape[{d}] must be >= 0, got {shape[d]}")
@@ -124,6 +212,8 @@ cdef int plan_init(Plan* p, int ndim, const intp_t* shape, const intp_t* sstride
         p.dstride[0] = itemsize
         n = 1
     p.ndim = n
+    p.stream = False
+    p.tiled = _choose_tile_axis(p)
     blk = itemsize
     contiguous = True
     for d in range(n - 1, -1, -1):
@@ -142,7 +232,7 @@ cdef int plan_init(Plan* p, int ndim, const intp_t* shape, const intp_t* sstride
 
 cdef inline void _rows(item_t* tag, intp_t n0, intp_t s0, intp_t d0,
                        intp_t n1, intp_t s1, intp_t d1,
-                       const char* src, char* dst) noexcept nogil:
+                       const char* src, char* dst, bint stream) noexcept nogil:
     """``n0`` rows of ``n1`` items of one fixed size."""
     cdef intp_t i, j
     cdef item_t v
@@ -161,8 +251,15 @@ cdef inline void _rows(item_t* tag, intp_t n0, intp_t s0, intp_t d0,
             else:
                 for j in range(n1):
                     memcpy(d + j * d1, &v, sizeof(item_t))
+        elif s1 == -<intp_t>sizeof(item_t) and d1 == sizeof(item_t):
+            dv = <item_t*>d
+            for j in range(n1):
+                memcpy(&dv[j], s - j * <intp_t>sizeof(item_t), sizeof(item_t))
         elif s1 == sizeof(item_t) and d1 == sizeof(item_t):
-            memcpy(d, s, n1 * sizeof(item_t))
+            if stream:
+                lzb_stream_copy(d, s, n1 * sizeof(item_t))
+            else:
+                memcpy(d, s, n1 * sizeof(item_t))
         else:
             for j in range(n1):
                 memcpy(d + j * d1, s + j * s1, sizeof(item_t))
@@ -170,7 +267,7 @@ cdef inline void _rows(item_t* tag, intp_t n0, intp_t s0, intp_t d0,
 
 cdef void _rows_any(intp_t size, intp_t n0, intp_t s0, intp_t d0,
                     intp_t n1, intp_t s1, intp_t d1,
-                    const char* src, char* dst) noexcept nogil:
+                    const char* src, char* dst, bint stream) noexcept nogil:
     """``n0`` rows of ``n1`` items of any other size."""
     cdef intp_t i, j
     cdef const char* s
@@ -179,7 +276,10 @@ cdef void _rows_any(intp_t size, intp_t n0, intp_t s0, intp_t d0,
         s = src + i * s0
         d = dst + i * d0
         if s1 == size and d1 == size:
-            memcpy(d, s, n1 * size)
+            if stream:
+                lzb_stream_copy(d, s, n1 * size)
+            else:
+                memcpy(d, s, n1 * size)
         else:
             for j in range(n1):
                 memcpy(d + j * d1, s + j * s1, size)
@@ -187,37 +287,77 @@ cdef void _rows_any(intp_t size, intp_t n0, intp_t s0, intp_t d0,
 
 cdef inline void _rows_dispatch(intp_t size, intp_t n0, intp_t s0, intp_t d0,
                                 intp_t n1, intp_t s1, intp_t d1,
-                                const char* src, char* dst) noexcept nogil:
+                                const char* src, char* dst, bint stream) noexcept nogil:
     cdef intp_t i
     if size == 1:
         if s1 == 0 and d1 == 1:
             for i in range(n0):
                 memset(dst + i * d0, (<const uint8_t*>(src + i * s0))[0], n1)
         else:
-            _rows(<uint8_t*>NULL, n0, s0, d0, n1, s1, d1, src, dst)
+            _rows(<uint8_t*>NULL, n0, s0, d0, n1, s1, d1, src, dst, stream)
     elif size == 2:
-        _rows(<uint16_t*>NULL, n0, s0, d0, n1, s1, d1, src, dst)
+        _rows(<uint16_t*>NULL, n0, s0, d0, n1, s1, d1, src, dst, stream)
     elif size == 4:
-        _rows(<uint32_t*>NULL, n0, s0, d0, n1, s1, d1, src, dst)
+        _rows(<uint32_t*>NULL, n0, s0, d0, n1, s1, d1, src, dst, stream)
     elif size == 8:
-        _rows(<uint64_t*>NULL, n0, s0, d0, n1, s1, d1, src, dst)
+        _rows(<uint64_t*>NULL, n0, s0, d0, n1, s1, d1, src, dst, stream)
     elif size == 16:
-        _rows(<lzb_bytes16*>NULL, n0, s0, d0, n1, s1, d1, src, dst)
+        _rows(<lzb_bytes16*>NULL, n0, s0, d0, n1, s1, d1, src, dst, stream)
     else:
-        _rows_any(size, n0, s0, d0, n1, s1, d1, src, dst)
+        _rows_any(size, n0, s0, d0, n1, s1, d1, src, dst, stream)
 
 
-cdef inline void _replicate(char* dst, intp_t block, intp_t n) noexcept nogil:
-    """Copy ``dst[0:block]`` into the ``n - 1`` blocks after it."""
-    cdef intp_t filled = 1, chunk = 0, c
-    while filled < n:
-        if chunk == 0 and filled * block >= _replicate_chunk:
-            chunk = filled
-        c = chunk if chunk else filled
-        if c > n - filled:
-            c = n - filled
+cdef inline void _replicate(char* dst, intp_t block, intp_t n, bint stream) noexcept nogil:
+    """Copy ``dst[0:block]`` into the ``n - 1`` blocks after it: doubling while the copied
+    region fits in cache, then that cache-resident chunk forward (bypassing the cache for a
+    large output, and as one ``memset`` when the chunk is all zero bytes)."""
+    cdef intp_t filled = 1, c
+    while filled < n and filled * block < _replicate_chunk:
+        c = filled if filled <= n - filled else n - filled
         memcpy(dst + filled * block, dst, c * block)
         filled += c
+    if filled == n:
+        return
+    if (n - filled) * block >= 16 * _replicate_chunk and lzb_all_zero(dst, filled * block):
+        memset(dst + filled * block, 0, (n - filled) * block)
+        return
+    cdef intp_t chunk = filled
+    while filled < n:
+        c = chunk if chunk <= n - filled else n - filled
+        if stream:
+            lzb_stream_copy(dst + filled * block, dst, c * block)
+        else:
+            memcpy(dst + filled * block, dst, c * block)
+        filled += c
+
+
+cdef void _tiles(const Plan* p, const char* src, char* dst) noexcept nogil:
+    """The last two axes of a transposing copy, tile by tile through an L1-sized buffer:
+    each tile is read in the source's order and written in the destination's, so both
+    buffers are walked in contiguous runs instead of one of them column by column."""
+    cdef int a = p.ndim - 2, b = p.ndim - 1
+    cdef intp_t size = p.itemsize, tile = 8, i, j, ni, nj
+    cdef char buf[16384]
+    while (2 * tile) * (2 * tile) * size <= sizeof(buf):
+        tile *= 2
+    if tile * tile * size > sizeof(buf):  # items too large for any tile: plain rows
+        _rows_dispatch(size, p.shape[a], p.sstride[a], p.dstride[a], p.shape[b],
+                       p.sstride[b], p.dstride[b], src, dst, False)
+        return
+    i = 0
+    while i < p.shape[a]:
+        ni = min(tile, p.shape[a] - i)
+        j = 0
+        while j < p.shape[b]:
+            nj = min(tile, p.shape[b] - j)
+            # buf[jj, ii] <- src[i + ii, j + jj]: runs along axis a, short source stride
+            _rows_dispatch(size, nj, p.sstride[b], ni * size, ni, p.sstride[a], size,
+                           src + i * p.sstride[a] + j * p.sstride[b], buf, False)
+            # dst[i + ii, j + jj] <- buf[jj, ii]: runs along axis b, short destination stride
+            _rows_dispatch(size, ni, size, p.dstride[a], nj, ni * size, p.dstride[b],
+                           buf, dst + i * p.dstride[a] + j * p.dstride[b], False)
+            j += tile
+        i += tile
 
 
 cdef void _run(const Plan* p, int d, const char* src, char* dst) noexcept nogil:
@@ -230,12 +370,15 @@ cdef void _run(const Plan* p, int d, const char* src, char* dst) noexcept nogil:
             memcpy(dst, src, p.itemsize)
         else:
             _run(p, d + 1, src, dst)
-        _replicate(dst, p.dstride[d], n)
+        _replicate(dst, p.dstride[d], n, p.stream)
     elif d == last:
-        _rows_dispatch(p.itemsize, 1, 0, 0, n, p.sstride[d], p.dstride[d], src, dst)
+        _rows_dispatch(p.itemsize, 1, 0, 0, n, p.sstride[d], p.dstride[d], src, dst, p.stream)
     elif d == last - 1:
-        _rows_dispatch(p.itemsize, n, p.sstride[d], p.dstride[d],
-                       p.shape[last], p.sstride[last], p.dstride[last], src, dst)
+        if p.tiled:
+            _tiles(p, src, dst)
+        else:
+            _rows_dispatch(p.itemsize, n, p.sstride[d], p.dstride[d],
+                           p.shape[last], p.sstride[last], p.dstride[last], src, dst, p.stream)
     else:
         for i in range(n):
             _run(p, d + 1, src + i * p.sstride[d], dst + i * p.dstride[d])
@@ -245,6 +388,8 @@ cdef void plan_run(const Plan* p, const char* src, char* dst) noexcept nogil:
     """Copy everything ``p`` describes. ``p`` must come from :c:func:`plan_init`."""
     if not p.empty:
         _run(p, 0, src, dst)
+        if p.stream:
+            lzb_stream_fence()
 
 
 cdef void _run_objects(const Plan* p, int d, const char* src, char* dst) noexcept:
@@ -322,6 +467,8 @@ cdef class _Job:
         sub.itemsize = self.plan.itemsize
         sub.empty = False
         sub.has_objects = self.plan.has_objects
+        sub.stream = self.plan.stream
+        sub.tiled = self.plan.tiled and sub.ndim >= 2
         for d in range(sub.ndim):
             sub.shape[d] = self.plan.shape[ax + d]
             sub.sstride[d] = self.plan.sstride[ax + d]
@@ -395,53 +542,112 @@ cdef object _execute(_Job job, int threads):
         f.result()
 
 
-cdef inline intp_t _threads_for(intp_t nbytes, object threads) except -1:
+cdef inline int _threads_for(intp_t nbytes, object threads) except -1:
     if threads is None:
-        return 1
+        return 2 if nbytes >= AUTO_THREADS_BYTES else 1
     if isinstance(threads, bool) or not isinstance(threads, int):
         raise TypeError(f"threads must be a positive int or None, got {threads!r}")
     if threads < 1:
         raise ValueError(f"threads must be >= 1, got {threads}")
-    return threads
+    return min(threads, 256)
+
+
+cdef inline void _extent(cnp.ndarray a, char** lo, char** hi) noexcept:
+    """The bytes ``[lo, hi)`` that ``a`` can touch."""
+    cdef int d
+    cdef intp_t n, s
+    lo[0] = <char*>cnp.PyArray_DATA(a)
+    hi[0] = lo[0] + cnp.PyArray_ITEMSIZE(a)
+    for d in range(cnp.PyArray_NDIM(a)):
+        n = cnp.PyArray_DIMS(a)[d]
+        s = cnp.PyArray_STRIDES(a)[d]
+        if n == 0:
+            hi[0] = lo[0]
+            return
+        if s < 0:
+            lo[0] += (n - 1) * s
+        else:
+            hi[0] += (n - 1) * s
+
+
+cdef bint may_overlap(cnp.ndarray a, cnp.ndarray b) noexcept:
+    """True if the memory bounds of ``a`` and ``b`` intersect (as ``np.may_share_memory``)."""
+    cdef char* alo
+    cdef char* ahi
+    cdef char* blo
+    cdef char* bhi
+    _extent(a, &alo, &ahi)
+    _extent(b, &blo, &bhi)
+    return alo < bhi and blo < ahi and alo < ahi and blo < bhi
+
+
+cdef int copy_into(cnp.ndarray src, cnp.ndarray out, object threads) except -1:
+    """Fill ``out`` with the broadcast of ``src`` (``src`` has ``out``'s rank; each of its
+    axes is 1 or ``out``'s size). Validates everything, then copies without the GIL."""
+    cdef int ndim = cnp.PyArray_NDIM(out), d, nthreads
+    cdef intp_t shape[NPY_MAXDIMS]
+    cdef intp_t sstride[NPY_MAXDIMS]
+    cdef intp_t dstride[NPY_MAXDIMS]
+    cdef intp_t n, nbytes
+    cdef const char* s = <const char*>cnp.PyArray_DATA(src)
+    cdef char* t = <char*>cnp.PyArray_DATA(out)
+    cdef Plan plan
+    cdef _Job job
+    cdef bint objects
+    if cnp.PyArray_NDIM(src) != ndim:
+        raise ValueError(f"src must have out's rank {ndim}, got {cnp.PyArray_NDIM(src)}")
+    if not lzb_equiv_types(cnp.PyArray_DESCR(src), cnp.PyArray_DESCR(out)):
+        raise TypeError(f"src and out must have one dtype, got {src.dtype} and {out.dtype}")
+    if not cnp.PyArray_ISWRITEABLE(out):
+        raise ValueError("out must be writeable")
+    objects = lzb_has_refs(cnp.PyArray_DESCR(out))
+    if objects and cnp.PyArray_TYPE(out) != cnp.NPY_OBJECT:
+        raise TypeError(f"cannot copy {out.dtype}: objects inside a structured dtype")
+    for d in range(ndim):
+        n = cnp.PyArray_DIMS(out)[d]
+        shape[d] = n
+        dstride[d] = cnp.PyArray_STRIDES(out)[d]
+        if cnp.PyArray_DIMS(src)[d] == n:
+            sstride[d] = cnp.PyArray_STRIDES(src)[d]
+        elif cnp.PyArray_DIMS(src)[d] == 1:
+            sstride[d] = 0
+        else:
+            raise ValueError(
+                f"src axis {d} has size {cnp.PyArray_DIMS(src)[d]}, expected 1 or {n}")
+    plan_init(&plan, ndim, shape, sstride, dstride, cnp.PyArray_ITEMSIZE(out), objects, &s, &t)
+    if plan.empty:
+        return 0
+    nbytes = cnp.PyArray_NBYTES(out)
+    nthreads = _threads_for(nbytes, threads)
+    plan.stream = nbytes >= STREAM_BYTES
+    if nbytes <= _chunk_bytes and nthreads == 1:
+        if objects:
+            plan_run_objects(&plan, s, t)
+        else:
+            with nogil:
+                plan_run(&plan, s, t)
+        return 0
+    job = _Job.__new__(_Job)
+    job.plan = plan
+    job.setup(src, out, s, t)
+    _execute(job, nthreads)
+    return 0
 
 
 def copy_broadcast(cnp.ndarray src not None, cnp.ndarray out not None, threads=None):
     """copy_broadcast(src, out, threads=None)
 
     Fill ``out`` with ``np.broadcast_to(src, out.shape)``, where ``src`` already has
-    ``out``'s rank and each of its axes is 1 or ``out``'s size.
+    ``out``'s rank and each of its axes is 1 or ``out``'s size. ``out`` must not overlap
+    ``src``. ``threads=None`` uses two threads for outputs of 32 MB and more.
 
-    The caller must make sure ``out`` does not overlap ``src`` and both have the same dtype.
-    ``threads=None`` uses one thread.
+    >>> import numpy as np
+    >>> out = np.empty((2, 3), dtype=np.int16)
+    >>> copy_broadcast(np.arange(3, dtype=np.int16).reshape(1, 3), out)
+    array([[0, 1, 2],
+           [0, 1, 2]], dtype=int16)
     """
-    cdef int ndim = out.ndim, d
-    cdef intp_t shape[NPY_MAXDIMS]
-    cdef intp_t sstride[NPY_MAXDIMS]
-    cdef intp_t dstride[NPY_MAXDIMS]
-    cdef const char* s = <const char*>cnp.PyArray_DATA(src)
-    cdef char* t = <char*>cnp.PyArray_DATA(out)
-    cdef _Job job = _Job.__new__(_Job)
-    if src.ndim != ndim:
-        raise ValueError(f"src must have out's rank {ndim}, got {src.ndim}")
-    if src.dtype != out.dtype:
-        raise TypeError(f"src and out must have one dtype, got {src.dtype} and {out.dtype}")
-    if not out.flags.writeable:
-        raise ValueError("out must be writeable")
-    for d in range(ndim):
-        shape[d] = out.shape[d]
-        dstride[d] = out.strides[d]
-        if src.shape[d] == out.shape[d]:
-            sstride[d] = src.strides[d]
-        elif src.shape[d] == 1:
-            sstride[d] = 0
-        else:
-            raise ValueError(f"src axis {d} has size {src.shape[d]}, expected 1 or {out.shape[d]}")
-    plan_init(&job.plan, ndim, shape, sstride, dstride, out.dtype.itemsize,
-              out.dtype.hasobject, &s, &t)
-    if out.dtype.hasobject and out.dtype.type is not np.object_:
-        raise TypeError(f"copy_broadcast cannot copy {out.dtype}: objects inside a structured dtype")
-    job.setup(src, out, s, t)
-    _execute(job, _threads_for(out.nbytes, threads))
+    copy_into(src, out, threads)
     return out
 
 

@@ -9,7 +9,17 @@ that the view keeps alive.
 
 cimport numpy as cnp
 
-from lazybcast._kernels cimport intp_t
+from cpython.ref cimport Py_INCREF
+
+from lazybcast._kernels cimport (
+    copy_into,
+    intp_t,
+    lzb_equiv_types,
+    lzb_has_refs,
+    lzb_ndarray_type,
+    lzb_new_from_descr,
+    may_overlap,
+)
 
 import numpy as np
 
@@ -46,7 +56,7 @@ cdef class BroadcastView:
            [0, 1, 2]])
     """
 
-    cdef readonly object _source
+    cdef readonly cnp.ndarray _source
     cdef readonly tuple shape
     cdef readonly tuple strides
     cdef readonly object base
@@ -185,32 +195,53 @@ cdef class BroadcastView:
         <BLANKLINE>
                [[1, 2]]], dtype=int8)
         """
-        source = self._source
+        cdef cnp.ndarray source = self._source
+        cdef cnp.ndarray result
         if out is None:
-            out = np.empty(self.shape, dtype=source.dtype)
+            result = self._empty()
         else:
             self._check_out(out)
-            if np.may_share_memory(out, source):
+            result = <cnp.ndarray>out
+            if may_overlap(result, source):
                 source = source.copy()
-        if threads is None and out.nbytes >= 32 * 1024 * 1024:
-            threads = 2
-        if source.dtype.hasobject and source.dtype.type is not np.object_:
-            np.copyto(out, np.broadcast_to(source, self.shape))
+        if (lzb_has_refs(cnp.PyArray_DESCR(source))
+                and cnp.PyArray_TYPE(source) != cnp.NPY_OBJECT):
+            # Objects inside a structured dtype: NumPy knows which bytes are references.
+            np.copyto(result, np.broadcast_to(source, self.shape))
         else:
-            _kernels.copy_broadcast(source, out, threads)
-        return out
+            copy_into(source, result, threads)
+        return result
 
-    cdef _check_out(self, out):
-        if not isinstance(out, np.ndarray):
+    cdef cnp.ndarray _empty(self):
+        cdef cnp.ndarray source = self._source
+        cdef int d, ndim = cnp.PyArray_NDIM(source)
+        cdef cnp.npy_intp dims[cnp.NPY_MAXDIMS]
+        cdef cnp.PyArray_Descr* descr = cnp.PyArray_DESCR(source)
+        for d in range(ndim):
+            dims[d] = self.shape[d]
+        Py_INCREF(<object>descr)  # PyArray_NewFromDescr steals a reference
+        return <cnp.ndarray>lzb_new_from_descr(&lzb_ndarray_type, descr, ndim, dims, NULL, NULL,
+                                               0, NULL)
+
+    cdef int _check_out(self, out) except -1:
+        cdef cnp.ndarray o
+        cdef int d
+        if not cnp.PyArray_Check(out):
             raise TypeError(f"out must be a numpy.ndarray, got {type(out).__name__}")
-        if out.shape != self.shape:
+        o = <cnp.ndarray>out
+        if cnp.PyArray_NDIM(o) != len(self.shape):
             raise ValueError(f"out has shape {out.shape}; it must be the view's shape {self.shape}")
-        if out.dtype != self._source.dtype:
+        for d in range(cnp.PyArray_NDIM(o)):
+            if cnp.PyArray_DIMS(o)[d] != <cnp.npy_intp>self.shape[d]:
+                raise ValueError(
+                    f"out has shape {out.shape}; it must be the view's shape {self.shape}")
+        if not lzb_equiv_types(cnp.PyArray_DESCR(o), cnp.PyArray_DESCR(self._source)):
             raise TypeError(
                 f"out has dtype {out.dtype}; it must be the view's dtype {self._source.dtype}"
             )
-        if not out.flags.writeable:
+        if not cnp.PyArray_ISWRITEABLE(o):
             raise ValueError("out is read-only; pass a writeable array")
+        return 0
 
     def __array__(self, dtype=None, copy=None):
         if copy is True:
