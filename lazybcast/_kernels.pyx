@@ -230,37 +230,57 @@ cdef int plan_init(Plan* p, int ndim, const intp_t* shape, const intp_t* sstride
 # Moving bytes (no GIL, cannot fail)
 # ------------------------------------------------------------------------------------------
 
+cdef inline void _fill_rows(item_t* tag, intp_t n0, intp_t s0, intp_t d0, intp_t n1,
+                            const char* src, char* dst) noexcept nogil:
+    """``n0`` rows, each ``n1`` contiguous copies of one source item. Inlined with a
+    constant ``n1`` for the short rows of ``(N, 1) -> (N, k)``, so the row is unrolled."""
+    cdef intp_t i, j
+    cdef item_t v
+    cdef char* d
+    for i in range(n0):
+        memcpy(&v, src + i * s0, sizeof(item_t))
+        d = dst + i * d0
+        for j in range(n1):
+            memcpy(d + j * <intp_t>sizeof(item_t), &v, sizeof(item_t))
+
+
 cdef inline void _rows(item_t* tag, intp_t n0, intp_t s0, intp_t d0,
                        intp_t n1, intp_t s1, intp_t d1,
                        const char* src, char* dst, bint stream) noexcept nogil:
     """``n0`` rows of ``n1`` items of one fixed size."""
     cdef intp_t i, j
-    cdef item_t v
+    cdef intp_t size = sizeof(item_t)
     cdef const char* s
     cdef char* d
-    cdef item_t* dv
-    for i in range(n0):
-        s = src + i * s0
-        d = dst + i * d0
-        if s1 == 0:
-            memcpy(&v, s, sizeof(item_t))
-            if d1 == sizeof(item_t):
-                dv = <item_t*>d
-                for j in range(n1):
-                    memcpy(&dv[j], &v, sizeof(item_t))
-            else:
-                for j in range(n1):
-                    memcpy(d + j * d1, &v, sizeof(item_t))
-        elif s1 == -<intp_t>sizeof(item_t) and d1 == sizeof(item_t):
-            dv = <item_t*>d
-            for j in range(n1):
-                memcpy(&dv[j], s - j * <intp_t>sizeof(item_t), sizeof(item_t))
-        elif s1 == sizeof(item_t) and d1 == sizeof(item_t):
-            if stream:
-                lzb_stream_copy(d, s, n1 * sizeof(item_t))
-            else:
-                memcpy(d, s, n1 * sizeof(item_t))
+    if s1 == 0 and d1 == size:
+        if n1 == 2:
+            _fill_rows(tag, n0, s0, d0, 2, src, dst)
+        elif n1 == 3:
+            _fill_rows(tag, n0, s0, d0, 3, src, dst)
+        elif n1 == 4:
+            _fill_rows(tag, n0, s0, d0, 4, src, dst)
+        elif n1 == 8:
+            _fill_rows(tag, n0, s0, d0, 8, src, dst)
+        elif n1 == 16:
+            _fill_rows(tag, n0, s0, d0, 16, src, dst)
         else:
+            _fill_rows(tag, n0, s0, d0, n1, src, dst)
+    elif s1 == size and d1 == size:
+        for i in range(n0):
+            if stream:
+                lzb_stream_copy(dst + i * d0, src + i * s0, n1 * size)
+            else:
+                memcpy(dst + i * d0, src + i * s0, n1 * size)
+    elif s1 == -size and d1 == size:
+        for i in range(n0):
+            s = src + i * s0
+            d = dst + i * d0
+            for j in range(n1):
+                memcpy(d + j * size, s - j * size, sizeof(item_t))
+    else:
+        for i in range(n0):
+            s = src + i * s0
+            d = dst + i * d0
             for j in range(n1):
                 memcpy(d + j * d1, s + j * s1, sizeof(item_t))
 
