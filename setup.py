@@ -45,10 +45,10 @@ directives = {
 macros = [("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")]
 
 
-def extension(name):
+def extension(name, suffix=".pyx"):
     return Extension(
         f"lazybcast.{name}",
-        [f"lazybcast/{name}.pyx"],
+        [f"lazybcast/{name}{suffix}"],
         include_dirs=[np.get_include()],
         define_macros=macros,
         extra_compile_args=compile_args,
@@ -58,7 +58,14 @@ def extension(name):
 
 setup(
     ext_modules=cythonize(
-        [extension("_kernels"), extension("_view")],
+        [
+            extension("_kernels"),
+            extension("_view"),
+            # Pure-Python modules on the wrapping path, compiled for speed; the .py stays the
+            # readable source (and what runs from a source checkout without a build).
+            extension("_rules", ".py"),
+            extension("_api", ".py"),
+        ],
         compiler_directives=directives,
     ),
 )
