@@ -188,7 +188,7 @@ cdef class BroadcastView:
         Examples
         --------
         >>> import numpy as np, lazybcast
-        >>> v = lazybcast.broadcast(np.array([1, 2], dtype=np.int8), [2, 2, 1],
+        >>> v = lazybcast.broadcast(np.array([1, 2], dtype=np.int8), [2, 1, 1],
         ...                         mode="bidirectional")
         >>> v.materialize()
         array([[[1, 2]],
