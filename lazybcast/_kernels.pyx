@@ -96,7 +96,7 @@ ctypedef fused item_t:
 #: first chunk of this size (hot in cache) is copied forward.
 REPLICATE_CHUNK = 64 * 1024
 #: An innermost broadcast run shorter than this many bytes is a store loop, not replication.
-cdef intp_t REPLICATE_MIN = 512
+cdef intp_t REPLICATE_MIN = 16384
 #: Work between two looks at Ctrl-C and the unit of work given to one thread.
 CHUNK_BYTES = 4 * 1024 * 1024
 #: Outputs at least this large are written with non-temporal stores (they cannot stay in
