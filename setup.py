@@ -61,10 +61,11 @@ setup(
         [
             extension("_kernels"),
             extension("_view"),
-            # Pure-Python modules on the wrapping path, compiled for speed; the .py stays the
+            # Pure-Python modules on the wrapping and indexing paths, compiled for speed; the .py stays the
             # readable source (and what runs from a source checkout without a build).
             extension("_rules", ".py"),
             extension("_api", ".py"),
+            extension("_indexing", ".py"),
         ],
         compiler_directives=directives,
     ),
