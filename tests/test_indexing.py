@@ -213,7 +213,7 @@ def check(source, shape, key):
 def _is_advanced(key):
     items = key if type(key) is tuple else (key,)
     for item in items:
-        if isinstance(item, (list, bool, np.bool_)):
+        if isinstance(item, (list, tuple, bool, np.bool_)):
             return True
         if isinstance(item, np.ndarray) and item.ndim > 0 or (
             isinstance(item, np.ndarray) and item.dtype == bool
@@ -287,6 +287,16 @@ def test_two_advanced_indices_placement(data):
 # -- specific cases ---------------------------------------------------------------------------
 
 
+class _Index:
+    """Not an int, but has ``__index__``: NumPy accepts it as an integer index."""
+
+    def __init__(self, i):
+        self.i = i
+
+    def __index__(self):
+        return self.i
+
+
 @pytest.mark.parametrize(
     "key",
     [
@@ -310,6 +320,11 @@ def test_two_advanced_indices_placement(data):
         (None, True, [[0], [2]], slice(1, None)),
         ([-1, -3, 0],),
         (slice(1, 1), [0, 0]),
+        ((0, 2),),  # a tuple inside the key is an index array
+        (((0, 1), (2, 2)), slice(None, None, -2)),
+        (_Index(2), slice(_Index(1), None)),
+        np.array(1),  # a 0-d integer array is an int (basic, lazy)
+        (np.array(True), 1),
     ],
 )
 def test_specific_keys(key):
@@ -398,6 +413,7 @@ ERROR_KEYS = [
     pytest.param([0.0, 1.0], IndexError, id="float-list"),
     pytest.param(np.array(["0"]), IndexError, id="str-array"),
     pytest.param([0, None], IndexError, id="object-list"),
+    pytest.param([slice(None), 0], IndexError, id="list-of-slices"),
     pytest.param(np.ones(4, dtype=bool), IndexError, id="mask-too-long"),
     pytest.param(np.ones(2, dtype=bool), IndexError, id="mask-too-short"),
     pytest.param((slice(None), np.ones(3, dtype=bool)), IndexError, id="mask-on-broadcast-axis"),
