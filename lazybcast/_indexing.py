@@ -42,7 +42,7 @@ def _classify(item):
         return _ARRAY, np.asarray(item, dtype=bool)
     if isinstance(item, np.integer):
         return _INT, int(item)
-    if isinstance(item, (np.ndarray, list, tuple)):
+    if isinstance(item, (np.ndarray, list, tuple)) or hasattr(item, "__array__"):
         arr = np.asarray(item)
         if arr.size == 0 and arr.dtype.kind not in "biu" and type(item) is not np.ndarray:
             arr = arr.astype(np.intp)  # [] and () index nothing, as in NumPy
