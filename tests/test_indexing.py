@@ -213,7 +213,7 @@ def check(source, shape, key):
 def _is_advanced(key):
     items = key if type(key) is tuple else (key,)
     for item in items:
-        if isinstance(item, (list, tuple, bool, np.bool_)):
+        if isinstance(item, (list, tuple, bool, np.bool_, _ArrayLike, BroadcastView)):
             return True
         if isinstance(item, np.ndarray) and item.ndim > 0 or (
             isinstance(item, np.ndarray) and item.dtype == bool
@@ -287,6 +287,14 @@ def test_two_advanced_indices_placement(data):
 # -- specific cases ---------------------------------------------------------------------------
 
 
+class _ArrayLike:
+    def __init__(self, values):
+        self.values = values
+
+    def __array__(self, dtype=None, copy=None):
+        return np.array(self.values, dtype=dtype)
+
+
 class _Index:
     """Not an int, but has ``__index__``: NumPy accepts it as an integer index."""
 
@@ -325,6 +333,8 @@ class _Index:
         (_Index(2), slice(_Index(1), None)),
         np.array(1),  # a 0-d integer array is an int (basic, lazy)
         (np.array(True), 1),
+        (_ArrayLike([2, 0, -1]),),  # any object with __array__ is an index array
+        (lazybcast.broadcast_to(np.array([0, 3]), (2, 2)), 1),
     ],
 )
 def test_specific_keys(key):
