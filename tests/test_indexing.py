@@ -460,3 +460,5 @@ def test_item_assignment_is_a_type_error(key):
     view = lazybcast.broadcast_to(np.arange(4.0), (3, 4))
     with pytest.raises(TypeError, match=r"materialize\(\)"):
         view[key] = 1.0
+    with pytest.raises(TypeError, match=r"materialize\(\)"):
+        del view[key]
