@@ -36,15 +36,19 @@ def iter_batches(view, batch_size, *, out=None, drop_last=False, prefetch=0):
             raise ValueError("out is read-only; pass a writeable array")
         if prefetch:
             raise ValueError("prefetch needs a fresh array per batch; it cannot be used with out=")
-    n = view.shape[0]
-    ranges = [(start, min(start + batch_size, n)) for start in range(0, n, batch_size)]
-    if drop_last and ranges and ranges[-1][1] - ranges[-1][0] < batch_size:
-        ranges.pop()
+    ranges = _ranges(view.shape[0], batch_size, drop_last)
     if out is not None:
         return _into(view, ranges, out)
     if prefetch:
         return _prefetched(view, ranges, prefetch)
     return (view[start:stop].materialize() for start, stop in ranges)
+
+
+def _ranges(n, batch_size, drop_last):
+    """``(start, stop)`` of each batch, lazily (a view may have 10**12 rows)."""
+    end = n - n % batch_size if drop_last else n
+    for start in range(0, end, batch_size):
+        yield start, min(start + batch_size, n)
 
 
 def _into(view, ranges, out):
@@ -57,22 +61,21 @@ def _prefetched(view, ranges, depth):
 
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lazybcast-prefetch")
     pending = collections.deque()
-    todo = iter(ranges)
-    try:
-        for start, stop in todo:
+
+    def submit():
+        for start, stop in ranges:
             pending.append(pool.submit(view[start:stop].materialize))
-            if len(pending) > depth:
-                break
+            return
+
+    try:
+        for _ in range(depth + 1):
+            submit()
         while pending:
             batch = pending.popleft().result()
-            for start, stop in todo:
-                pending.append(pool.submit(view[start:stop].materialize))
-                break
-            yield batch
+            yield batch  # while the caller holds it, up to `depth` batches are on their way
+            submit()
     finally:
-        for future in pending:
-            future.cancel()
-        pool.shutdown(wait=True)
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 class RowDataset:
@@ -111,8 +114,12 @@ class RowDataset:
         return row.materialize() if hasattr(row, "materialize") else row
 
     def __getitems__(self, indices):
-        rows = self.view[np.asarray(indices, dtype=np.intp).reshape(-1)]
-        return list(rows)
+        idx = np.asarray(indices)
+        if idx.size == 0:
+            return []
+        if idx.dtype.kind not in "iu":
+            raise TypeError(f"RowDataset indices must be integers, got {idx.dtype} {indices!r}")
+        return list(self.view[idx.reshape(-1)])
 
     def __repr__(self):
         return f"RowDataset({self.view!r})"

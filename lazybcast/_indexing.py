@@ -42,9 +42,9 @@ def _classify(item):
         return _ARRAY, np.asarray(item, dtype=bool)
     if isinstance(item, np.integer):
         return _INT, int(item)
-    if isinstance(item, (np.ndarray, list, tuple)):
+    if isinstance(item, (np.ndarray, list, tuple)) or hasattr(item, "__array__"):
         arr = np.asarray(item)
-        if arr.size == 0 and arr.dtype.kind not in "biu":
+        if arr.size == 0 and arr.dtype.kind not in "biu" and type(item) is not np.ndarray:
             arr = arr.astype(np.intp)  # [] and () index nothing, as in NumPy
         if arr.dtype == bool:
             return _ARRAY, arr
@@ -121,8 +121,8 @@ def _basic(source, shape, entries, fill):
                 src_key.append(slice(0, 1))
             new_shape.append(length)
             axis += 1
-        else:  # ellipsis
-            src_key.extend([slice(None)] * fill)
+        else:  # ellipsis (kept as such: ``a[0, ...]`` is a 0-d array, ``a[0]`` a scalar)
+            src_key.append(Ellipsis)
             new_shape.extend(shape[axis:axis + fill])
             axis += fill
             fill = 0
@@ -141,6 +141,7 @@ def _advanced(source, shape, entries, fill):
     orig_axes = []     # and in the original view (for error messages)
     pos = 0
     axis = 0
+    split = None       # advanced indices before a zero-length `...` (it still separates them)
     for kind, value in entries:
         if kind == _NEW:
             basic_entries.append((_NEW, None))
@@ -151,6 +152,8 @@ def _advanced(source, shape, entries, fill):
             axis += 1
         elif kind == _ELLIPSIS:
             basic_entries.append((kind, None))
+            if not fill and split is None:
+                split = len(positions)
             pos += fill
             axis += fill
         elif kind == _INT:
@@ -212,7 +215,8 @@ def _advanced(source, shape, entries, fill):
             if low < 0:
                 arr = np.where(arr < 0, arr + n, arr)
         flat.append(np.ascontiguousarray(arr, dtype=np.intp))
-    adjacent = all(b - a == 1 for a, b in zip(positions, positions[1:]))
+    consecutive = all(b - a == 1 for a, b in zip(positions, positions[1:]))
+    adjacent = consecutive and (split is None or split in (0, len(positions)))
     bpos = positions[0] if adjacent else 0
     rest = [n for p, n in enumerate(vshape) if p not in positions]
     out_shape = tuple(rest[:bpos]) + bshape + tuple(rest[bpos:])
@@ -222,6 +226,10 @@ def _advanced(source, shape, entries, fill):
         key = [slice(None)] * len(vshape)
         for p, arr in zip(positions, arrays):
             key[p] = arr
-        return np.array(full[tuple(key)], copy=True)
+        result = full[tuple(key)]  # a copy; NumPy sees no `...` here, so may place bshape
+        if consecutive and not adjacent:  # at positions[0] where we need it first
+            nb = len(bshape)
+            result = np.moveaxis(result, range(positions[0], positions[0] + nb), range(nb))
+        return np.ascontiguousarray(result)
     out = np.empty(out_shape, dtype=dtype)
     return _kernels.gather(vsource, vshape, tuple(positions), flat, out, bpos, len(bshape))

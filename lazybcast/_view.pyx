@@ -276,6 +276,9 @@ cdef class BroadcastView:
             "use view.materialize() to get a writeable copy"
         )
 
+    def __delitem__(self, key):
+        self.__setitem__(key, None)
+
     def __iter__(self):
         if not self.shape:
             raise TypeError("iteration over a 0-d BroadcastView")

@@ -1,0 +1,464 @@
+"""``view[key]`` against ``np.broadcast_to(source, shape)[key]``.
+
+Hypothesis draws a source (any dtype kind lazybcast copies: fixed-size numbers, bytes, unicode,
+object, structured with and without object fields; any layout: transposed, negative and
+non-unit strides, pre-broadcast stride-0 axes), a view shape over it (zero-size axes included)
+and a key (basic, advanced or mixed, in every arrangement). NumPy is the oracle for the values,
+the shape, the dtype, the scalar type and the exception type.
+"""
+
+import sys
+import tracemalloc
+
+import numpy as np
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+import lazybcast
+from lazybcast import BroadcastView
+
+DTYPES = [
+    np.dtype(np.int8),
+    np.dtype(np.uint16),
+    np.dtype(np.int32),
+    np.dtype(np.float64),
+    np.dtype(np.complex128),
+    np.dtype(np.bool_),
+    np.dtype(">f4"),
+    np.dtype("S3"),
+    np.dtype("U2"),
+    np.dtype(object),
+    np.dtype([("a", "<i2"), ("b", "S3")]),  # 5 bytes: the generic item size
+    np.dtype([("x", "<f8"), ("y", "<i4")]),
+    np.dtype([("i", "<i4"), ("o", "O")]),  # structured holding references
+]
+
+
+def _values(n, dtype):
+    """``n`` distinct-ish values of ``dtype`` (1-D)."""
+    i = np.arange(n)
+    if dtype.kind == "b":
+        return i % 3 == 0
+    if dtype.kind in "SU":
+        return np.array([str(k % 997) for k in range(n)]).astype(dtype)
+    if dtype.kind == "O":
+        out = np.empty(n, dtype=object)
+        out[:] = [k if k % 2 else f"o{k}" for k in range(n)]
+        return out
+    if dtype.names:
+        out = np.zeros(n, dtype=dtype)
+        for j, name in enumerate(dtype.names):
+            field = dtype.fields[name][0]
+            out[name] = _values(n, field) if field.kind != "O" else [(k, j) for k in range(n)]
+        return out
+    return i.astype(dtype)
+
+
+@st.composite
+def arrays(draw, shape, dtypes=st.sampled_from(DTYPES)):
+    """An array of ``shape`` in a random layout."""
+    dtype = draw(dtypes)
+    ndim = len(shape)
+    layout = draw(st.sampled_from(["c", "strided", "broadcast"]))
+    if layout == "broadcast" and ndim:
+        # Some axes already stride 0 (a NumPy broadcast as the input).
+        small = tuple(1 if draw(st.booleans()) else n for n in shape)
+        return np.broadcast_to(_values(int(np.prod(small)), dtype).reshape(small), shape)
+    if layout == "c" or not ndim:
+        return _values(int(np.prod(shape)), dtype).reshape(shape)
+    perm = draw(st.permutations(range(ndim)))
+    steps = [draw(st.sampled_from([1, 2, -1, -2])) for _ in range(ndim)]
+    big = [shape[p] * abs(steps[p]) + draw(st.integers(0, 1)) for p in perm]
+    base = _values(int(np.prod(big)), dtype).reshape(big)
+    key = tuple(slice(None, None, steps[p]) for p in perm)
+    cut = base[key][tuple(slice(0, shape[p]) for p in perm)]
+    out = cut.transpose(np.argsort(perm))
+    assert out.shape == tuple(shape)
+    return out
+
+
+@st.composite
+def views(draw, max_dims=4, max_side=4, dtypes=st.sampled_from(DTYPES)):
+    """``(source, shape)``: ``source`` broadcasts to ``shape`` (right-aligned, maybe lower rank)."""
+    shape = draw(st.lists(st.integers(0, max_side), min_size=0, max_size=max_dims))
+    lead = draw(st.integers(0, len(shape)))
+    src_shape = tuple(n if draw(st.booleans()) else 1 for n in shape[lead:])
+    return draw(arrays(src_shape, dtypes)), tuple(shape)
+
+
+def _index_array(draw, n, shape, negative=True):
+    low = -n if negative else 0
+    if n == 0:
+        return np.zeros(shape, dtype=np.intp)  # out of range unless empty
+    values = draw(st.lists(st.integers(low, n - 1), min_size=int(np.prod(shape)),
+                           max_size=int(np.prod(shape))))
+    dtype = draw(st.sampled_from([np.intp, np.int8, np.uint8, np.int32]))
+    if dtype in (np.int8, np.uint8) and n > 100 or (dtype == np.uint8 and low < 0):
+        dtype = np.intp
+    arr = np.array(values, dtype=np.intp).reshape(shape).astype(dtype)
+    if (arr.size or arr.ndim == 1) and draw(st.booleans()):
+        return arr.tolist() if arr.ndim else int(arr)  # lists are index arrays too
+    return arr
+
+
+def _broadcastable(draw, bshape):
+    """A shape that broadcasts to ``bshape``."""
+    drop = draw(st.integers(0, len(bshape)))
+    return tuple(1 if draw(st.booleans()) else n for n in bshape[drop:])
+
+
+@st.composite
+def keys(draw, shape, advanced=True):
+    """A valid-looking key for a view of ``shape`` (NumPy still judges whether it is valid)."""
+    ndim = len(shape)
+    bshape = tuple(draw(st.lists(st.integers(0, 3), max_size=2)))
+
+    def tokens(start, stop):
+        out = []
+        axis = start
+        while axis < stop:
+            n = shape[axis]
+            kinds = ["int", "slice", "slice", "full", "none"]
+            if advanced:
+                kinds += ["array", "array", "mask", "bool"]
+            kind = draw(st.sampled_from(kinds))
+            if kind == "int":
+                out.append(draw(st.integers(-n, n - 1)) if n else 0)
+                if draw(st.integers(0, 9)) == 0:
+                    out[-1] = np.int64(out[-1])
+            elif kind == "slice":
+                bound = st.one_of(st.none(), st.integers(-n - 2, n + 2))
+                step = st.one_of(st.none(), st.integers(-3, 3).filter(bool))
+                out.append(slice(draw(bound), draw(bound), draw(step)))
+            elif kind == "full":
+                out.append(slice(None))
+            elif kind == "none":
+                out.append(None)
+                continue
+            elif kind == "bool":
+                out.append(draw(st.sampled_from([True, False, np.True_, np.False_])))
+                continue
+            elif kind == "array":
+                out.append(_index_array(draw, n, _broadcastable(draw, bshape)))
+            else:  # a mask over 1 or more consecutive axes
+                k = draw(st.integers(1, stop - axis))
+                mshape = shape[axis:axis + k]
+                bits = draw(st.lists(st.booleans(), min_size=int(np.prod(mshape)),
+                                     max_size=int(np.prod(mshape))))
+                mask = np.array(bits, dtype=bool).reshape(mshape)
+                out.append(mask.tolist() if k == 1 and draw(st.booleans()) else mask)
+                axis += k
+                continue
+            axis += 1
+        if draw(st.integers(0, 4)) == 0:
+            out.insert(draw(st.integers(0, len(out))), None)
+        return out
+
+    stop = draw(st.integers(0, ndim))
+    if draw(st.booleans()):
+        start = draw(st.integers(0, stop))
+        key = tokens(0, start) + [Ellipsis] + tokens(stop, ndim)
+    else:
+        key = tokens(0, stop)
+    if len(key) == 1 and draw(st.booleans()):
+        return key[0]
+    return tuple(key)
+
+
+def _same(got, expected):
+    """Values, shape, dtype and scalar type equal."""
+    if isinstance(expected, np.ndarray):
+        got = np.asarray(got)
+        assert got.shape == expected.shape
+        assert got.dtype == expected.dtype
+        assert got.tolist() == expected.tolist()
+    else:
+        assert type(got) is type(expected), (type(got), type(expected))
+        if isinstance(expected, np.generic):
+            assert got.dtype == expected.dtype
+            assert got.tolist() == expected.tolist()
+        else:
+            assert got == expected
+
+
+def _numpy(source, shape, key):
+    try:
+        return np.broadcast_to(source, shape)[key], None
+    except Exception as e:  # noqa: BLE001 - the oracle's exception type is the expectation
+        return None, e
+
+
+def check(source, shape, key):
+    view = lazybcast.broadcast_to(source, shape)
+    expected, error = _numpy(source, shape, key)
+    if error is not None:
+        with pytest.raises(Exception) as info:
+            view[key]
+        assert type(info.value) is type(error), (key, info.value, error)
+        return None
+    got = view[key]
+    _same(got, expected)
+    if isinstance(expected, np.ndarray) and not _is_advanced(key):
+        assert isinstance(got, BroadcastView)
+        if got.size and source.size:
+            assert np.shares_memory(np.asarray(got), source)
+    elif isinstance(expected, np.ndarray):
+        assert type(got) is np.ndarray
+        assert got.flags.writeable and got.flags.c_contiguous
+        assert not np.shares_memory(got, source)
+    return got
+
+
+def _is_advanced(key):
+    items = key if type(key) is tuple else (key,)
+    for item in items:
+        if isinstance(item, (list, tuple, bool, np.bool_, _ArrayLike, BroadcastView)):
+            return True
+        if isinstance(item, np.ndarray) and item.ndim > 0 or (
+            isinstance(item, np.ndarray) and item.dtype == bool
+        ):
+            return True
+    return False
+
+
+# -- property tests ---------------------------------------------------------------------------
+
+
+@given(st.data())
+def test_basic_keys_match_numpy(data):
+    source, shape = data.draw(views())
+    key = data.draw(keys(shape, advanced=False))
+    check(source, shape, key)
+
+
+@given(st.data())
+def test_advanced_and_mixed_keys_match_numpy(data):
+    source, shape = data.draw(views())
+    key = data.draw(keys(shape))
+    check(source, shape, key)
+
+
+@given(st.data())
+def test_all_int_keys_give_numpys_scalar(data):
+    source, shape = data.draw(views(max_dims=3))
+    assume(all(shape))
+    key = tuple(data.draw(st.integers(-n, n - 1)) for n in shape)
+    got = check(source, shape, key)
+    assert not isinstance(got, (BroadcastView, np.ndarray))
+
+
+@given(st.data())
+def test_chained_basic_indexing_stays_lazy_and_matches(data):
+    source, shape = data.draw(views(max_dims=3))
+    view = lazybcast.broadcast_to(source, shape)
+    ref = np.broadcast_to(source, shape)
+    for _ in range(3):
+        key = data.draw(keys(ref.shape, advanced=False))
+        expected, error = _numpy(ref, ref.shape, key)
+        if error is not None or not isinstance(expected, np.ndarray):
+            return
+        view, ref = view[key], expected
+        assert isinstance(view, BroadcastView)
+        _same(view, ref)
+        # the stride map agrees with NumPy's, axis by axis, wherever the axis has > 1 element
+        for n, mine, theirs in zip(ref.shape, view.strides, ref.strides):
+            if n > 1 and ref.size:
+                assert mine == theirs
+
+
+@given(st.data())
+def test_two_advanced_indices_placement(data):
+    """Adjacent advanced indices replace their axes in place; separated ones go first."""
+    shape = (2, 3, 4, 5)
+    source = _values(120, np.dtype(np.int64)).reshape(shape)
+    i, j = sorted(data.draw(st.lists(st.integers(0, 3), min_size=2, max_size=2, unique=True)))
+    bshape = tuple(data.draw(st.lists(st.integers(0, 3), min_size=1, max_size=2)))
+    key = [slice(None)] * 4
+    key[i] = _index_array(data.draw, shape[i], bshape)
+    if data.draw(st.booleans()):
+        key[j] = data.draw(st.integers(-shape[j], shape[j] - 1))  # an int counts as advanced
+    else:
+        key[j] = _index_array(data.draw, shape[j], _broadcastable(data.draw, bshape))
+    got = check(source, shape, tuple(key))
+    assert isinstance(got, np.ndarray)
+
+
+# -- specific cases ---------------------------------------------------------------------------
+
+
+class _ArrayLike:
+    def __init__(self, values):
+        self.values = values
+
+    def __array__(self, dtype=None, copy=None):
+        return np.array(self.values, dtype=dtype)
+
+
+class _Index:
+    """Not an int, but has ``__index__``: NumPy accepts it as an integer index."""
+
+    def __init__(self, i):
+        self.i = i
+
+    def __index__(self):
+        return self.i
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        (0, ...),
+        (..., 0),
+        ...,
+        (),
+        (None, 1, None, ..., -1),
+        (slice(None, None, -1), 2),
+        ([], ...),
+        (np.array([], dtype=np.intp), 0),
+        ([[]],),
+        np.zeros((3, 4), dtype=bool),
+        np.ones((3, 4), dtype=bool),
+        (np.array([True, False, True]), [1, 3]),
+        ([0, 2], ..., [1, 3]),
+        ([0, 2], slice(None), None),
+        (1, None, [0, 1]),
+        (True,),
+        (False, 0),
+        (None, True, [[0], [2]], slice(1, None)),
+        ([-1, -3, 0],),
+        (slice(1, 1), [0, 0]),
+        ((0, 2),),  # a tuple inside the key is an index array
+        (((0, 1), (2, 2)), slice(None, None, -2)),
+        (_Index(2), slice(_Index(1), None)),
+        np.array(1),  # a 0-d integer array is an int (basic, lazy)
+        (np.array(True), 1),
+        (_ArrayLike([2, 0, -1]),),  # any object with __array__ is an index array
+        (lazybcast.broadcast_to(np.array([0, 3]), (2, 2)), 1),
+    ],
+)
+def test_specific_keys(key):
+    source = np.arange(4, dtype=np.int16)
+    check(source, (3, 4), key)
+
+
+@pytest.mark.parametrize("key", [(), ...])
+def test_zero_dim_view(key):
+    source = np.array(7.5)
+    got = check(source, (), key)
+    if key is ...:
+        assert isinstance(got, BroadcastView) and got.shape == ()
+    else:
+        assert type(got) is np.float64
+
+
+def test_object_gather_keeps_references_right():
+    obj = object()
+    source = np.empty(2, dtype=object)
+    source[:] = [obj, None]
+    view = lazybcast.broadcast_to(source, (1000, 2))
+    before = sys.getrefcount(obj)
+    got = view[[0, 5, 999], 0]
+    assert got.tolist() == [obj] * 3
+    assert sys.getrefcount(obj) == before + 3
+    del got
+    assert sys.getrefcount(obj) == before
+
+
+# -- laziness and cost -------------------------------------------------------------------------
+
+
+def _peak(fn):
+    tracemalloc.start()
+    try:
+        result = fn()
+        return result, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+HUGE = (10**6, 10**6)  # 10**12 logical elements, 8 TB of int64
+
+
+def test_slicing_a_huge_view_is_lazy():
+    source = np.arange(10**6)
+    view = lazybcast.broadcast_to(source, HUGE)
+    got, peak = _peak(lambda: view[5::-3, None, 10:-10:7][..., 1:])
+    assert isinstance(got, BroadcastView)
+    assert got.shape == (2, 1, 142854)
+    assert peak < 100_000  # bytes: nothing proportional to the view (or even the source)
+    np.testing.assert_array_equal(np.asarray(got[1, 0, :4]), [17, 24, 31, 38])
+
+
+def test_fancy_indexing_a_huge_view_costs_the_result():
+    source = np.arange(10**6)
+    view = lazybcast.broadcast_to(source, HUGE)
+    rows = np.array([0, 10**6 - 1, 12345])
+    got, peak = _peak(lambda: view[rows, 3:1000:2])
+    np.testing.assert_array_equal(got, np.broadcast_to(source, HUGE)[rows, 3:1000:2])
+    assert peak < 200_000
+
+
+# -- errors ------------------------------------------------------------------------------------
+
+
+ERROR_KEYS = [
+    pytest.param(3, IndexError, id="int-out-of-range"),
+    pytest.param(-4, IndexError, id="negative-out-of-range"),
+    pytest.param((0, 4), IndexError, id="out-of-range-on-broadcast-axis"),
+    pytest.param((0, -5), IndexError, id="negative-out-of-range-on-broadcast-axis"),
+    pytest.param([0, 3], IndexError, id="array-out-of-range"),
+    pytest.param((slice(None), [-5]), IndexError, id="array-out-of-range-broadcast-axis"),
+    pytest.param((0, 0, 0), IndexError, id="too-many-indices"),
+    pytest.param((0, ..., 0, 0), IndexError, id="too-many-with-ellipsis"),
+    pytest.param((np.ones((3, 4, 1), dtype=bool)), IndexError, id="mask-too-many-dims"),
+    pytest.param(1.0, IndexError, id="float"),
+    pytest.param(np.float64(1), IndexError, id="numpy-float"),
+    pytest.param("a", IndexError, id="str"),
+    pytest.param(b"a", IndexError, id="bytes"),
+    pytest.param(1j, IndexError, id="complex"),
+    pytest.param(object(), IndexError, id="object"),
+    pytest.param((0, 1.5), IndexError, id="float-second"),
+    pytest.param(np.array([0.0, 1.0]), IndexError, id="float-array"),
+    pytest.param([0.0, 1.0], IndexError, id="float-list"),
+    pytest.param(np.array(["0"]), IndexError, id="str-array"),
+    pytest.param([0, None], IndexError, id="object-list"),
+    pytest.param([slice(None), 0], IndexError, id="list-of-slices"),
+    pytest.param(np.ones(4, dtype=bool), IndexError, id="mask-too-long"),
+    pytest.param(np.ones(2, dtype=bool), IndexError, id="mask-too-short"),
+    pytest.param((slice(None), np.ones(3, dtype=bool)), IndexError, id="mask-on-broadcast-axis"),
+    pytest.param(np.ones((3, 3), dtype=bool), IndexError, id="2d-mask-wrong-shape"),
+    pytest.param((..., ...), IndexError, id="two-ellipses"),
+    pytest.param(([0, 1], [0, 1, 2]), IndexError, id="arrays-do-not-broadcast"),
+    pytest.param((False, [0, 1]), IndexError, id="false-with-array"),
+    pytest.param(slice(None, None, 0), ValueError, id="zero-step"),
+    pytest.param((0, slice(1, None, 0)), ValueError, id="zero-step-second"),
+    pytest.param(([0], slice(None, None, 0)), ValueError, id="zero-step-with-array"),
+    pytest.param(slice(1.0, None), TypeError, id="float-slice-bound"),
+]
+
+
+@pytest.mark.parametrize("key, error", ERROR_KEYS)
+def test_errors_as_numpy(key, error):
+    source = np.arange(4.0)
+    with pytest.raises(error):
+        np.broadcast_to(source, (3, 4))[key]
+    with pytest.raises(error):
+        lazybcast.broadcast_to(source, (3, 4))[key]
+
+
+def test_out_of_range_message_names_axis_and_size():
+    view = lazybcast.broadcast_to(np.arange(4.0), (3, 4))
+    with pytest.raises(IndexError, match="index 7 is out of bounds for axis 1 with size 4"):
+        view[0, 7]
+    with pytest.raises(IndexError, match="index -4 is out of bounds for axis 0 with size 3"):
+        view[[0, -4]]
+
+
+@pytest.mark.parametrize("key", [0, (0, 1), slice(None), ..., [0, 1]])
+def test_item_assignment_is_a_type_error(key):
+    view = lazybcast.broadcast_to(np.arange(4.0), (3, 4))
+    with pytest.raises(TypeError, match=r"materialize\(\)"):
+        view[key] = 1.0
+    with pytest.raises(TypeError, match=r"materialize\(\)"):
+        del view[key]
