@@ -525,15 +525,19 @@ cdef class _Job:
 
 
 _pool = None
+_pool_pid = None
 
 
 def _thread_pool():
-    global _pool
-    if _pool is None:
+    """The shared worker threads, made anew in a forked child (whose copy of the parent's
+    pool has no threads behind it and would never run a task)."""
+    global _pool, _pool_pid
+    import os
+    if _pool is None or _pool_pid != os.getpid():
         from concurrent.futures import ThreadPoolExecutor
-        import os
         _pool = ThreadPoolExecutor(max_workers=max(1, (os.cpu_count() or 1)),
                                    thread_name_prefix="lazybcast")
+        _pool_pid = os.getpid()
     return _pool
 
 

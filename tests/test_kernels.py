@@ -1,0 +1,169 @@
+"""The copy kernels on their own: every path of the plan against NumPy's broadcast copy.
+
+The view tests reach the kernels through small arrays; these reach the paths that only large
+or oddly laid-out copies take: transposing tiles, replication of outer broadcast axes, the
+zero-pattern memset, non-temporal stores (outputs of 8 MB and more), blocks handed to threads,
+and a pool of worker threads used again after ``fork()``.
+"""
+
+import os
+import signal
+import sys
+import time
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import lazybcast
+from lazybcast import _kernels
+
+ITEM_DTYPES = [np.uint8, np.int16, np.float32, np.float64, np.complex128, "V3", "V24"]
+
+
+def _data(shape, dtype):
+    dtype = np.dtype(dtype)
+    n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    raw = (np.arange(n, dtype=np.int64) * 2654435761 % 251).astype(np.uint8)
+    return raw.view(dtype).reshape(shape)
+
+
+def _expected(source, shape):
+    return np.ascontiguousarray(np.broadcast_to(source, shape))
+
+
+def _assert_same_bytes(got, want):
+    assert got.shape == want.shape
+    assert np.ascontiguousarray(got).tobytes() == want.tobytes()
+
+
+@st.composite
+def layouts(draw):
+    """A source of the output's rank (each axis the output's size or 1), with any strides."""
+    ndim = draw(st.integers(1, 4))
+    shape = tuple(draw(st.lists(st.integers(1, 9), min_size=ndim, max_size=ndim)))
+    dtype = draw(st.sampled_from(ITEM_DTYPES))
+    broadcast = draw(st.lists(st.booleans(), min_size=ndim, max_size=ndim))
+    src_shape = tuple(1 if b else n for b, n in zip(broadcast, shape))
+    order = draw(st.permutations(range(ndim)))
+    big = _data(tuple(src_shape[k] * 2 for k in order), dtype).transpose(np.argsort(order))
+    steps = draw(st.lists(st.sampled_from([1, 2, -1, -2]), min_size=ndim, max_size=ndim))
+    source = big[tuple(slice(None, n * abs(s), s) if s > 0 else slice(n * abs(s) - 1, None, s)
+                       for n, s in zip(src_shape, steps))]
+    assert source.shape == src_shape
+    out_order = draw(st.sampled_from(["C", "F", "reversed"]))
+    return source, shape, out_order
+
+
+@given(layouts())
+def test_copy_broadcast_matches_numpy(layout):
+    source, shape, out_order = layout
+    if out_order == "reversed":
+        out = np.empty(shape, source.dtype)[tuple(slice(None, None, -1) for _ in shape)]
+    else:
+        out = np.empty(shape, source.dtype, order=out_order)
+    _kernels.copy_broadcast(source, out)
+    _assert_same_bytes(out, _expected(source, shape))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32, np.float64, np.complex128, "V3"])
+@pytest.mark.parametrize("view", ["T", "T-reversed", "strided-T"])
+def test_transposing_copy_uses_tiles_and_is_right(dtype, view):
+    a = _data((300, 517), dtype)
+    source = {"T": a.T, "T-reversed": a[::-1].T, "strided-T": a[:, ::3].T}[view]
+    plan_shape, sstrides, _, _ = _kernels._plan_py(
+        source.shape, source.strides, np.empty(source.shape, source.dtype).strides,
+        source.dtype.itemsize)
+    # the short source stride is moved next to the innermost axis (tiled pair)
+    assert abs(sstrides[-2]) < abs(sstrides[-1])
+    for target in (source.shape, (3,) + source.shape):
+        v = lazybcast.broadcast_to(source, target)
+        for threads in (1, 2):
+            _assert_same_bytes(v.materialize(threads=threads), _expected(source, target))
+
+
+def test_plan_merges_contiguous_and_broadcast_axes():
+    # (4, 5, 6) C-contiguous float64 source into C output: one run of 120 items
+    assert _kernels._plan_py((4, 5, 6), (240, 48, 8), (240, 48, 8), 8)[:3] == (
+        (120,), (8,), (8,))
+    # two outer broadcast axes merge into one replicated axis, size-1 axes vanish
+    shape, sstrides, dstrides, dblock = _kernels._plan_py(
+        (3, 1, 4, 6), (0, 0, 0, 8), (192, 192, 48, 8), 8)
+    assert shape == (12, 6) and sstrides == (0, 8) and dblock == (576, 48)
+
+
+@pytest.mark.parametrize("value", [0, 7])
+@pytest.mark.parametrize("shape", [(3_000_003,), (1500, 1, 2001)])
+def test_large_replicated_outputs(value, shape):
+    """8 MB and more: non-temporal stores; an all-zero pattern becomes one memset."""
+    last = shape[-1] if len(shape) > 1 else 1
+    source = np.full((1,) * (len(shape) - 1) + (last,), value, dtype=np.float32)
+    if value:
+        source += np.arange(last, dtype=np.float32)
+    target = shape
+    out = lazybcast.broadcast_to(source, target).materialize()
+    _assert_same_bytes(out, _expected(source, target))
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3, 8])
+def test_blocks_and_threads_cover_every_byte(threads):
+    # 24 MB output with rows that do not divide the 4 MB blocks evenly
+    source = _data((1, 3001), np.float64)
+    v = lazybcast.broadcast_to(source, (1001, 3001))
+    out = np.full(v.shape, np.nan)
+    v.materialize(out=out, threads=threads)
+    _assert_same_bytes(out, _expected(source, v.shape))
+
+
+def test_object_items_keep_reference_counts():
+    items = [object() for _ in range(4)]
+    source = np.array(items, dtype=object)
+    before = [sys.getrefcount(o) for o in items]
+    out = lazybcast.broadcast_to(source, (50, 4)).materialize()
+    assert [sys.getrefcount(o) for o in items] == [b + 50 for b in before]
+    lazybcast.broadcast_to(source[::-1], (50, 4)).materialize(out=out)  # overwrite: old refs go
+    assert [sys.getrefcount(o) for o in items] == [b + 50 for b in before]
+    del out
+    assert [sys.getrefcount(o) for o in items] == before
+
+
+def test_bad_kernel_arguments_are_refused():
+    with pytest.raises(ValueError, match="rank"):
+        _kernels.copy_broadcast(np.zeros((2, 3)), np.zeros(6))
+    with pytest.raises(ValueError, match="axis 1"):
+        _kernels.copy_broadcast(np.zeros((2, 2)), np.zeros((2, 3)))
+    with pytest.raises(TypeError, match="dtype"):
+        _kernels.copy_broadcast(np.zeros(3, np.float32), np.zeros(3))
+    ro = np.zeros(3)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="writeable"):
+        _kernels.copy_broadcast(np.zeros(3), ro)
+    with pytest.raises(ValueError, match="threads"):
+        _kernels.copy_broadcast(np.zeros(3), np.zeros(3), threads=0)
+    with pytest.raises(TypeError, match="threads"):
+        _kernels.copy_broadcast(np.zeros(3), np.zeros(3), threads=2.0)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+def test_threads_work_in_a_forked_child():
+    """A forked child inherits the parent's thread pool object but not its threads."""
+    v = lazybcast.broadcast_to(np.arange(2048.0), (2048, 2048))
+    v.materialize(threads=2)  # the parent's pool now exists
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child
+        try:
+            ok = v.materialize(threads=2)[1000, 7] == 7.0
+        finally:
+            os._exit(0 if ok else 1)
+    deadline = time.monotonic() + 30
+    while True:  # a hang in the child must fail the test, not stall the suite
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            pytest.fail("materialize(threads=2) hung in a forked child")
+        time.sleep(0.05)
+    assert os.waitstatus_to_exitcode(status) == 0
