@@ -229,7 +229,7 @@ def _markdown(report):
         f"Machine: {m['cpu']}, {m['cores']} cores; Python {m['python']}, NumPy {m['numpy']}, "
         f"lazybcast {m['lazybcast']}" + (f" (commit {m['commit']})" if m["commit"] else "")
         + f"; {m['platform']}.",
-        f"Best of N single calls (each case ran for about {report['budget']:g} s, the four "
+        f"Best of N single calls (each case ran for about {report['budget']:g} s, the five "
         f"callables taking turns); `threads={report['threads']}`.",
         "",
         "**" + "  \n".join(_summary_lines(report["summary"])) + "**",
@@ -250,6 +250,17 @@ def _markdown(report):
         "zeros); of nz limit = the same against a `memset` with a non-zero byte (writing zeros "
         "can be faster than writing data).",
     ]
+    if report.get("scaling"):
+        lines += ["", f"Threads: `materialize(out=out, threads=t)` for every output of "
+                      f"{_SCALING_MIN >> 20} MiB or more, the thread counts taking turns "
+                      f"(best of N; median speedup in brackets).", "",
+                  "| case | out | threads=1 | threads=2 | speedup |",
+                  "|---|---:|---:|---:|---:|"]
+        for r in report["scaling"]:
+            t1, t2 = r["times"]["threads=1"], r["times"]["threads=2"]
+            lines.append(f"| `{r['name']}` | {_fmt_bytes(r['nbytes'])} | {_fmt_time(t1['best'])} "
+                         f"| {_fmt_time(t2['best'])} | {r['speedup']:.2f}x "
+                         f"({t1['median'] / t2['median']:.2f}x) |")
     return "\n".join(lines) + "\n"
 
 
@@ -324,6 +335,19 @@ def _check_plot_available():
 
 # -- running ----------------------------------------------------------------------------------
 
+_SCALING_MIN = 32 << 20  # outputs this large or larger get the threads=1 vs threads=2 table
+
+
+def _measure_scaling(case, budget, min_repeat, max_repeat):
+    name, view, _ = case()
+    out = np.empty(view.shape, view.dtype)
+    times = _time_interleaved(
+        {f"threads={t}": (lambda t=t: view.materialize(out=out, threads=t)) for t in (1, 2)},
+        budget, min_repeat, max_repeat)
+    return {"name": name, "nbytes": int(out.nbytes), "times": times,
+            "speedup": times["threads=1"]["best"] / times["threads=2"]["best"]}
+
+
 def run_cases(cases, *, budget=1.0, min_repeat=5, max_repeat=2000, threads=None,
               progress=None, on_result=None):
     """Time ``cases`` and return the list of per-case result dicts.
@@ -342,10 +366,11 @@ def run_cases(cases, *, budget=1.0, min_repeat=5, max_repeat=2000, threads=None,
 
 
 def run(quick=False, *, json_path=None, plot_path=None, markdown_path=None, threads=None,
-        pattern=None, budget=None, max_bytes=None, command=None):
+        pattern=None, budget=None, max_bytes=None, scaling=False, command=None):
     """Run the suite, print the table and summary; returns a process exit code.
 
     ``quick`` runs the ``quick`` subset with a short budget per case (well under 30 s).
+    ``scaling`` adds ``threads=1`` against ``threads=2`` for outputs of 32 MiB or more.
     """
     if plot_path is not None:
         problem = _check_plot_available()
@@ -391,6 +416,23 @@ def run(quick=False, *, json_path=None, plot_path=None, markdown_path=None, thre
           "time; 'of nz limit' = the same for a memset with a non-zero byte. "
           f"{len(results)} cases in {elapsed:.1f} s.", flush=True)
 
+    scaled = []
+    big = [case for case in cases if case.nbytes >= _SCALING_MIN] if scaling else []
+    if big:
+        print()
+        print(f"{'threads: case':{widths[0]}} {'out':>9} {'threads=1':>10} {'threads=2':>10} "
+              f"{'speedup':>8} {'median':>8}")
+        for i, case in enumerate(big, 1):
+            progress(i, len(big), case)
+            r = _measure_scaling(case, budget, min_repeat, max_repeat)
+            scaled.append(r)
+            if tty:
+                sys.stderr.write("\r\033[K")
+            t1, t2 = r["times"]["threads=1"], r["times"]["threads=2"]
+            print(f"{r['name']:{widths[0]}} {_fmt_bytes(r['nbytes']):>9} "
+                  f"{_fmt_time(t1['best']):>10} {_fmt_time(t2['best']):>10} "
+                  f"{r['speedup']:>7.2f}x {t1['median'] / t2['median']:>7.2f}x", flush=True)
+
     report = {
         "command": command or "python -m lazybcast bench" + (" --quick" if quick else ""),
         "quick": quick,
@@ -400,6 +442,7 @@ def run(quick=False, *, json_path=None, plot_path=None, markdown_path=None, thre
         "machine": _machine(),
         "summary": summary,
         "results": results,
+        "scaling": scaled,
     }
     if json_path is not None:
         with open(json_path, "w", encoding="utf-8") as f:

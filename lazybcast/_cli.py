@@ -28,6 +28,8 @@ def _parser():
                        help="only cases whose name or a tag contains TEXT")
     bench.add_argument("--max-bytes", type=int, default=None, metavar="N",
                        help="skip cases whose output is larger than N bytes")
+    bench.add_argument("--scaling", action="store_true",
+                       help="also time threads=1 against threads=2 for outputs >= 32 MiB")
     bench.add_argument("--budget", type=float, default=None, metavar="SECONDS",
                        help="timing budget per case (default 1.0, 0.4 with --quick)")
     return parser
@@ -40,7 +42,7 @@ def main(argv=None):
 
         return run(quick=args.quick, json_path=args.json, plot_path=args.plot,
                    markdown_path=args.markdown, threads=args.threads, pattern=args.filter,
-                   max_bytes=args.max_bytes, budget=args.budget,
+                   max_bytes=args.max_bytes, budget=args.budget, scaling=args.scaling,
                    command="python -m lazybcast " + " ".join(argv if argv is not None
                                                              else sys.argv[1:]))
     return 2
