@@ -133,7 +133,8 @@ def test_row_dataset_getitem(benchmark, impl):
 
 # Batches of 32 RGB images 224x224 (4.8 MB each) from one pixel broadcast over an image stack:
 # the small inner dimension keeps the work in the kernel, not in memory bandwidth alone.
-_IMAGES = lazybcast.broadcast_to(np.array([10, 20, 30], np.uint8), (512, 224, 224, 3))
+# 128 batches per round (about 8 ms): long enough to average over the scheduler's time slices.
+_IMAGES = lazybcast.broadcast_to(np.array([10, 20, 30], np.uint8), (4096, 224, 224, 3))
 _IMG_BATCH = 32
 _IMG_RANGES = [(s, s + _IMG_BATCH) for s in range(0, _IMAGES.shape[0], _IMG_BATCH)]
 
@@ -160,11 +161,12 @@ def _best_interleaved(fns, rounds):
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_threads_materialize_batches(benchmark, note, smoke, workers):
-    benchmark.group = "materialize 16 batches of 4.8 MB: threads"
+    benchmark.group = (f"materialize {len(_IMG_RANGES)} batches of "
+                       f"{_IMAGES[:_IMG_BATCH].nbytes / 1e6:.1f} MB: threads")
     with ThreadPoolExecutor(max_workers=workers) as pool:
         assert benchmark(_run_on, pool) == _IMAGES.shape[0]
     if workers == 2:
-        rounds = 5 if smoke else 31
+        rounds = 3 if smoke else 21
         with ThreadPoolExecutor(1) as one, ThreadPoolExecutor(2) as two:
             t1, t2 = _best_interleaved([lambda: _run_on(one), lambda: _run_on(two)], rounds)
         note("two_thread_speedup", t1 / t2,
