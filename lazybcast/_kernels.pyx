@@ -66,6 +66,28 @@ cdef extern from *:
         memcpy(dst, src, n);
     }
 
+    /* memset, the bulk with non-temporal stores (x86-64). */
+    static inline void lzb_stream_fill(char *dst, int byte, size_t n) {
+    #if defined(__SSE2__)
+        if (n >= 256) {
+            size_t head = (16 - ((size_t)dst & 15)) & 15, i, blocks;
+            __m128i v = _mm_set1_epi8((char)byte);
+            memset(dst, byte, head);
+            dst += head; n -= head;
+            blocks = n / 64;
+            for (i = 0; i < blocks; i++) {
+                _mm_stream_si128((__m128i *)dst, v);
+                _mm_stream_si128((__m128i *)(dst + 16), v);
+                _mm_stream_si128((__m128i *)(dst + 32), v);
+                _mm_stream_si128((__m128i *)(dst + 48), v);
+                dst += 64;
+            }
+            n &= 63;
+        }
+    #endif
+        memset(dst, byte, n);
+    }
+
     /* Make non-temporal stores visible before anyone reads the output. */
     static inline void lzb_stream_fence(void) {
     #if defined(__SSE2__)
@@ -82,6 +104,7 @@ cdef extern from *:
     ctypedef struct lzb_bytes16:
         pass
     void lzb_stream_copy(char* dst, const char* src, size_t n) noexcept nogil
+    void lzb_stream_fill(char* dst, int byte, size_t n) noexcept nogil
     void lzb_stream_fence() noexcept nogil
     bint lzb_all_zero(const char* p, size_t n) noexcept nogil
 
@@ -99,9 +122,29 @@ REPLICATE_CHUNK = 64 * 1024
 cdef intp_t REPLICATE_MIN = 16384
 #: Work between two looks at Ctrl-C and the unit of work given to one thread.
 CHUNK_BYTES = 4 * 1024 * 1024
-#: Outputs at least this large are written with non-temporal stores (they cannot stay in
-#: cache anyway); smaller ones with ordinary stores, so that they are hot for the caller.
-STREAM_BYTES = 8 * 1024 * 1024
+def _last_level_cache_bytes():
+    """Size of the largest CPU cache (Linux sysfs), or 0 if unknown."""
+    import glob
+    largest = 0
+    for path in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*/size"):
+        try:
+            with open(path) as f:
+                text = f.read().strip().upper()
+            scale = 1
+            for suffix, factor in (("K", 1 << 10), ("M", 1 << 20), ("G", 1 << 30)):
+                if text.endswith(suffix):
+                    text, scale = text[:len(text) - 1], factor
+            largest = max(largest, int(text) * scale)
+        except (OSError, ValueError):
+            pass
+    return largest
+
+
+#: Outputs at least this large are written with non-temporal stores: 1.5x the last-level
+#: cache (measured here: with a 32 MB L3, non-temporal replication wins from 64 MB on, at 43
+#: against 37 GB/s, and loses below, at 43 against 70 GB/s for 32 MB). Smaller outputs use
+#: ordinary stores, so that they are still in cache for the caller.
+STREAM_BYTES = max(8 << 20, 3 * _last_level_cache_bytes() // 2 or 48 << 20)
 #: Outputs at least this large use two threads when materialize() is not told how many.
 AUTO_THREADS_BYTES = 32 * 1024 * 1024
 #: A transposing copy is walked in tiles of about this many bytes.
@@ -109,6 +152,7 @@ cdef intp_t TILE_BYTES = 8 * 1024
 
 cdef intp_t _replicate_chunk = REPLICATE_CHUNK
 cdef intp_t _chunk_bytes = CHUNK_BYTES
+cdef intp_t _stream_bytes = STREAM_BYTES
 
 
 # ------------------------------------------------------------------------------------------
@@ -380,18 +424,39 @@ cdef void _tiles(const Plan* p, const char* src, char* dst) noexcept nogil:
         i += tile
 
 
+cdef inline bint _uniform(const char* item, intp_t size) noexcept nogil:
+    """All bytes of one item equal (zeros, -1, ...): a run of it is a ``memset``."""
+    cdef intp_t k
+    for k in range(1, size):
+        if item[k] != item[0]:
+            return False
+    return True
+
+
 cdef void _run(const Plan* p, int d, const char* src, char* dst) noexcept nogil:
     cdef intp_t n = p.shape[d]
     cdef intp_t i
     cdef int last = p.ndim - 1
-    if (p.sstride[d] == 0 and p.dblock[d] > 0 and n > 1
-            and (d < last or n * p.itemsize >= REPLICATE_MIN)):
+    if p.sstride[d] == 0 and p.dblock[d] > 0 and n > 1:
+        # A broadcast axis contiguous in the destination.
         if d == last:
-            memcpy(dst, src, p.itemsize)
-        else:
+            if _uniform(src, p.itemsize):
+                if p.stream:
+                    lzb_stream_fill(dst, src[0], n * p.itemsize)
+                else:
+                    memset(dst, src[0], n * p.itemsize)
+                return
+            if n * p.itemsize >= REPLICATE_MIN:
+                memcpy(dst, src, p.itemsize)
+                _replicate(dst, p.itemsize, n, p.stream)
+                return
+        elif p.dstride[d] < _replicate_chunk:
+            # Small blocks: write one, then copy it (from cache) into the others. A large
+            # block is cheaper to write again from its (smaller, cache-resident) source.
             _run(p, d + 1, src, dst)
-        _replicate(dst, p.dstride[d], n, p.stream)
-    elif d == last:
+            _replicate(dst, p.dstride[d], n, p.stream)
+            return
+    if d == last:
         _rows_dispatch(p.itemsize, 1, 0, 0, n, p.sstride[d], p.dstride[d], src, dst, p.stream)
     elif d == last - 1:
         if p.tiled:
@@ -643,7 +708,7 @@ cdef int copy_into(cnp.ndarray src, cnp.ndarray out, object threads) except -1:
         return 0
     nbytes = cnp.PyArray_NBYTES(out)
     nthreads = _threads_for(nbytes, threads)
-    plan.stream = nbytes >= STREAM_BYTES
+    plan.stream = nbytes >= _stream_bytes
     if nbytes <= _chunk_bytes and nthreads == 1:
         if objects:
             plan_run_objects(&plan, s, t)
