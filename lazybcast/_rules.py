@@ -215,7 +215,15 @@ def _plan_explicit(data_shape, target_shape, axes_mapping):
         )
     nd, nt = len(data_shape), len(target_shape)
     if nd == 0 and len(axes_mapping) == 1:
-        # OpenVINO treats a scalar mapped by one axis as data of shape (1,).
+        # OpenVINO treats a scalar mapped by one axis as data of shape (1,), but only onto a
+        # target axis of size 1 (validate_target_shape_none); [] broadcasts it anywhere.
+        a = axes_mapping[0]
+        if 0 <= a < nt and target_shape[a] != 1:
+            raise ValueError(
+                f"Broadcast target[axes_mapping[0]]. Expected 1. Got {target_shape[a]} "
+                f"(scalar data mapped to target axis {a}; use axes_mapping [] to broadcast a "
+                f"scalar to any shape)"
+            )
         data_shape = (1,)
         nd = 1
     if len(axes_mapping) != nd:
