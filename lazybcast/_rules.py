@@ -74,6 +74,11 @@ def as_shape(value, name="target_shape", *, allow_int=False, allow_negative=Fals
         if value.ndim != 1:
             if value.ndim == 0 and allow_int and value.dtype.kind in "iu":
                 items = (value.item(),)
+            elif value.ndim == 0 and allow_int:
+                raise TypeError(
+                    f"{name} must be an integer or a 1-D sequence of integers, got a 0-d array "
+                    f"of dtype {value.dtype}"
+                )
             else:
                 raise ValueError(
                     f"{name} must be a 1-D integer tensor, got an array of shape {value.shape}"
