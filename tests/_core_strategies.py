@@ -199,10 +199,8 @@ def requests(draw, mode=None, max_rank=4):
         data = tuple(t if draw(st.booleans()) else 1 for t in target[len(target) - k:])
         return data, target, None, mode, -1
     if mode == "explicit":
-        mapping = ()
-        if target:
-            axes = draw(st.sets(st.integers(0, len(target) - 1), max_size=len(target)))
-            mapping = tuple(sorted(axes))
+        k = draw(st.integers(0, len(target)))
+        mapping = tuple(sorted(draw(st.permutations(range(len(target))))[:k]))
         data = tuple(target[a] if draw(st.booleans()) else 1 for a in mapping)
         return data, target, mapping, mode, -1
     # pdpd

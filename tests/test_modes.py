@@ -81,6 +81,83 @@ def test_acceptance_matches_the_rules(data_shape, target, mapping, axis, mode):
     assert_same(v.materialize(), np.broadcast_to(x.reshape(aligned), out))
 
 
+@st.composite
+def near_valid_requests(draw, mode):
+    """A valid request with up to three small mutations: mostly invalid, close to the edge."""
+    data_shape, target, mapping, mode, axis = draw(requests(mode))
+    parts = {"data": list(data_shape), "target": list(target), "mapping": list(mapping or [])}
+    for _ in range(draw(st.integers(1, 3))):
+        what = draw(st.sampled_from(["data", "target", "mapping", "axis", "grow", "shrink", "dup"]))
+        if what == "axis":
+            axis = draw(st.integers(-2, 5))
+            continue
+        if what == "dup":  # repeat a neighbouring entry (a repeated or unsorted mapping)
+            seq = parts[draw(st.sampled_from(["mapping", "data", "target"]))]
+            if len(seq) >= 2:
+                i = draw(st.integers(1, len(seq) - 1))
+                seq[i - 1 : i + 1] = [seq[i], seq[i]] if draw(st.booleans()) else [seq[i], seq[i - 1]]
+            continue
+        name = draw(st.sampled_from(["data", "target", "mapping"]))
+        seq = parts[what] if what in parts else parts[name]
+        if what == "grow":
+            seq.insert(draw(st.integers(0, len(seq))), draw(st.integers(-1, 4)))
+        elif what == "shrink" and seq:
+            del seq[draw(st.integers(0, len(seq) - 1))]
+        elif seq:
+            seq[draw(st.integers(0, len(seq) - 1))] = draw(st.sampled_from([0, 0, 1, 1, 2, 3, -1]))
+    mapping = tuple(parts["mapping"]) if mode == "explicit" else None
+    data_shape = tuple(max(n, 0) for n in parts["data"])
+    target = tuple(max(n, 0) for n in parts["target"])
+    return data_shape, target, mapping, mode, axis if mode == "pdpd" else -1
+
+
+@pytest.mark.parametrize("mode", MODES)
+@given(data=st.data())
+def test_acceptance_at_the_edges(mode, data):
+    data_shape, target, mapping, mode, axis = data.draw(near_valid_requests(mode))
+    expected = reference(data_shape, target, mapping, mode, axis)
+    x = np.zeros(data_shape, dtype=np.int16)
+    if expected is None:
+        with pytest.raises(ValueError):
+            _call(x, target, mapping, mode, axis)
+        return
+    v = _call(x, target, mapping, mode, axis)
+    assert v.shape == expected[0]
+    assert_same(v.materialize(), np.broadcast_to(x.reshape(expected[1]), expected[0]))
+
+
+@given(data=st.data())
+def test_explicit_mapping_faults(data):
+    """One fault in an otherwise valid axes_mapping: counted from the end, repeated, swapped,
+    out of range or of the wrong length. The data stays compatible with the target, so only
+    the mapping rule can reject it."""
+    shape, target, mapping, _, _ = data.draw(requests("explicit").filter(lambda r: r[2]))
+    nt = len(target)
+    mapping = list(mapping)
+    fault = data.draw(st.sampled_from(["negative", "repeat", "swap", "range", "extra", "missing"]))
+    i = data.draw(st.integers(0, len(mapping) - 1))
+    if fault == "negative":
+        mapping[i] -= nt  # the same axis, Python-style
+    elif fault == "repeat" and len(mapping) > 1:
+        j = i - 1 if i else 1
+        mapping[i] = mapping[j]
+        shape = tuple(1 for _ in shape)
+    elif fault == "swap" and len(mapping) > 1:
+        j = i - 1 if i else 1
+        mapping[i], mapping[j] = mapping[j], mapping[i]
+        shape = tuple(1 for _ in shape)
+    elif fault == "range":
+        mapping[i] = nt + data.draw(st.integers(0, 3))
+    elif fault == "extra":
+        mapping.append(nt)
+    else:
+        mapping.pop(i)
+    if reference(shape, target, tuple(mapping), "explicit") is not None:
+        return  # e.g. a swap of two axes that leaves one mapping entry (len 1)
+    with pytest.raises(ValueError, match="axes_mapping"):
+        lazybcast.broadcast(np.zeros(shape), target, mapping, mode="explicit")
+
+
 @given(data_shape=shapes(0, 4, st.integers(0, 3)), target=shapes(0, 5, st.integers(0, 3)))
 def test_broadcast_to_acceptance_matches_numpy(data_shape, target):
     x = np.ones(data_shape, dtype=np.uint8)

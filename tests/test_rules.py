@@ -331,6 +331,13 @@ def test_explicit_dim_mismatch_wording():
         lazybcast.broadcast(_x(2, 3), [2, 5, 4], [0, 2], mode="explicit")
 
 
+@pytest.mark.parametrize(("shape", "target", "mapping"), [((3,), [0], [0]), ((2, 3), [2, 0], [0, 1]),
+                                                        ((0,), [3, 1], [0])])
+def test_explicit_never_resizes_a_non_one_dim(shape, target, mapping):
+    with pytest.raises(ValueError, match="Broadcast target"):
+        lazybcast.broadcast(_x(*shape), target, mapping, mode="explicit")
+
+
 def test_explicit_size_one_broadcasts():
     x = _x(1, 3)
     v = lazybcast.broadcast(x, [5, 2, 3], [0, 2], mode="explicit")
@@ -380,6 +387,12 @@ def test_pdpd_data_rank_larger_than_target():
 def test_pdpd_negative_axis_other_than_minus_one(axis):
     with pytest.raises(ValueError, match="axis"):
         lazybcast.broadcast(_x(3), [2, 3], mode="pdpd", axis=axis)
+
+
+@pytest.mark.parametrize(("shape", "target"), [((2,), [0]), ((0,), [3]), ((2, 3), [2, 0])])
+def test_pdpd_never_resizes_a_non_one_dim_against_a_non_one_target(shape, target):
+    with pytest.raises(ValueError, match="Broadcast incorrect target shape"):
+        lazybcast.broadcast(_x(*shape), target, mode="pdpd")
 
 
 def test_pdpd_dim_mismatch_wording():
