@@ -41,7 +41,9 @@ def _modules():
         if info.name not in SKIP:
             names.append(info.name)
     return [
-        pytest.param(n, marks=pytest.mark.xfail(reason=KNOWN_BAD[n], raises=AssertionError, strict=True))
+        pytest.param(
+            n, marks=pytest.mark.xfail(reason=KNOWN_BAD[n], raises=AssertionError, strict=True)
+        )
         if n in KNOWN_BAD else n
         for n in sorted(names)
     ]

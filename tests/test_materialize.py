@@ -165,7 +165,9 @@ def _overlap_cases():
     return cases
 
 
-@pytest.mark.parametrize(("what", "data", "target", "out"), _overlap_cases(), ids=[c[0] for c in _overlap_cases()])
+@pytest.mark.parametrize(
+    ("what", "data", "target", "out"), _overlap_cases(), ids=[c[0] for c in _overlap_cases()]
+)
 def test_out_overlapping_the_source(what, data, target, out):
     assert np.shares_memory(data, out), what
     expected = np.broadcast_to(data, target).copy()
@@ -231,7 +233,8 @@ def test_threads_bad_type(threads):
 )
 def test_threads_numpy_integer():
     v = lazybcast.broadcast_to(np.arange(3.0), (2, 3))
-    np.testing.assert_array_equal(v.materialize(threads=np.int64(2)), np.broadcast_to(np.arange(3.0), (2, 3)))
+    got = v.materialize(threads=np.int64(2))
+    np.testing.assert_array_equal(got, np.broadcast_to(np.arange(3.0), (2, 3)))
 
 
 # -- object, string, structured ---------------------------------------------------------------
@@ -302,7 +305,8 @@ def test_structured_dtype_with_object_field_refcounts():
     "dtype",
     ["S1", "S5", "S7", "S16", "S33", "U1", "U3", "U9", "V3", "V5", "V32",
      [("a", "i2"), ("b", "f8")], [("x", "u1"), ("y", "u2")],
-     np.dtype([("a", "i1"), ("b", "f4")], align=True), [("nested", [("p", "u1"), ("q", "i8")]), ("r", "S3")],
+     np.dtype([("a", "i1"), ("b", "f4")], align=True),
+     [("nested", [("p", "u1"), ("q", "i8")]), ("r", "S3")],
      [("sub", "i2", (3,))], ">i4", "<c8", ">f8"],
     ids=str,
 )
@@ -332,3 +336,24 @@ def test_zero_size_and_zero_d():
     assert z.shape == () and z.dtype == np.int8 and z[()] == 3 and z.flags.writeable
     out = np.zeros((), dtype=np.int8)
     assert lazybcast.broadcast_to(np.int8(5), ()).materialize(out=out) is out and out[()] == 5
+
+
+@pytest.mark.parametrize(
+    "dtype", ["i2", "f4", "f8", "c16", ">i8", "V3", [("a", "i2"), ("b", "f8")]], ids=str
+)
+def test_unaligned_source_and_out(dtype):
+    dtype = np.dtype(dtype)
+
+    def unaligned(shape, seed):
+        n = int(np.prod(shape)) * dtype.itemsize
+        raw = np.zeros(n + 1, dtype=np.uint8)
+        raw[1:] = fill(np.dtype("u1"), (n,), seed)
+        return raw[1:].view(dtype).reshape(shape)
+
+    x = unaligned((4, 1, 3), 5)[::-1]
+    target = (2, 4, 5, 3)
+    out = unaligned(target, 6)
+    expected = np.broadcast_to(x, target).copy()
+    assert lazybcast.broadcast_to(x, target).materialize(out=out) is out
+    assert_same(out, expected)
+    assert_same(lazybcast.broadcast_to(x, target).materialize(), expected)

@@ -95,7 +95,8 @@ def near_valid_requests(draw, mode):
             seq = parts[draw(st.sampled_from(["mapping", "data", "target"]))]
             if len(seq) >= 2:
                 i = draw(st.integers(1, len(seq) - 1))
-                seq[i - 1 : i + 1] = [seq[i], seq[i]] if draw(st.booleans()) else [seq[i], seq[i - 1]]
+                swap = draw(st.booleans())
+                seq[i - 1 : i + 1] = [seq[i], seq[i - 1]] if swap else [seq[i], seq[i]]
             continue
         name = draw(st.sampled_from(["data", "target", "mapping"]))
         seq = parts[what] if what in parts else parts[name]
@@ -198,7 +199,8 @@ def test_array_likes_as_numpy_reads_them(data):
 
 def test_zero_d_data_every_mode():
     x = np.array(7, dtype=np.int32)
-    for mode, mapping in (("numpy", None), ("explicit", []), ("bidirectional", None), ("pdpd", None)):
+    modes = (("numpy", None), ("explicit", []), ("bidirectional", None), ("pdpd", None))
+    for mode, mapping in modes:
         v = lazybcast.broadcast(x, [2, 3], mapping, mode=mode)
         assert_same(v.materialize(), np.full((2, 3), 7, dtype=np.int32))
         v = lazybcast.broadcast(x, [], mapping, mode=mode)
@@ -330,7 +332,11 @@ def test_broadcast_arrays_many_arguments():
 
 @pytest.mark.parametrize(
     "arrays",
-    [(np.ones(3), np.ones(4)), (np.ones((2, 3)), np.ones((3, 2))), (np.ones(2), 1, np.ones((3, 1, 5)))],
+    [
+        (np.ones(3), np.ones(4)),
+        (np.ones((2, 3)), np.ones((3, 2))),
+        (np.ones(2), 1, np.ones((3, 1, 5))),
+    ],
 )
 def test_broadcast_arrays_mismatch_like_numpy(arrays):
     with pytest.raises(Exception) as expected:

@@ -36,7 +36,8 @@ def test_axes_mapping_as_integer_ndarray_of_every_dtype(dtype):
 
 @pytest.mark.parametrize(
     "target",
-    [[2, 3], (2, 3), np.array([2, 3]), [np.int8(2), np.uint64(3)], range(2, 4), np.array([2, 3])[::1]],
+    [[2, 3], (2, 3), np.array([2, 3]), [np.int8(2), np.uint64(3)], range(2, 4),
+     np.array([2, 3])[::1]],
     ids=["list", "tuple", "ndarray", "numpy-scalars", "range", "ndarray-view"],
 )
 def test_target_shape_sequences(target):
@@ -53,7 +54,8 @@ def test_non_contiguous_integer_ndarray_target():
 )
 def test_empty_target_shape(empty):
     x = np.array(5.0)
-    for mode, mapping in (("numpy", None), ("explicit", empty), ("bidirectional", None), ("pdpd", None)):
+    modes = (("numpy", None), ("explicit", empty), ("bidirectional", None), ("pdpd", None))
+    for mode, mapping in modes:
         v = lazybcast.broadcast(x, empty, mapping, mode=mode)
         assert v.shape == ()
         assert v.materialize() == 5.0
@@ -264,7 +266,9 @@ def test_mode_and_axis_are_keyword_only():
 
 
 def test_numpy_rank_too_small():
-    with pytest.raises(ValueError, match="Broadcast target_shape has smaller rank 1 than arg shape 2"):
+    with pytest.raises(
+        ValueError, match="Broadcast target_shape has smaller rank 1 than arg shape 2"
+    ):
         lazybcast.broadcast(_x(2, 3), [3])
 
 
@@ -276,7 +280,9 @@ def test_numpy_dim_mismatch_wording():
     ) as e:
         lazybcast.broadcast(_x(2, 3), [2, 4])
     assert "axis 1" in str(e.value)
-    with pytest.raises(ValueError, match=r"to 1\. Allowed input dimension value would be 1\b(?! or)"):
+    with pytest.raises(
+        ValueError, match=r"to 1\. Allowed input dimension value would be 1\b(?! or)"
+    ):
         lazybcast.broadcast(_x(3), [1])
 
 
@@ -293,7 +299,9 @@ def test_numpy_mode_never_shrinks_or_grows_non_one_dims():
 
 
 def test_explicit_requires_axes_mapping():
-    with pytest.raises(ValueError, match="axes_mapping input should be provided if explicit mode is used"):
+    with pytest.raises(
+        ValueError, match="axes_mapping input should be provided if explicit mode is used"
+    ):
         lazybcast.broadcast(_x(3), [2, 3], mode="explicit")
 
 
@@ -327,12 +335,16 @@ def test_explicit_range(mapping):
 
 
 def test_explicit_dim_mismatch_wording():
-    with pytest.raises(ValueError, match=r"Broadcast target\[axes_mapping\[1\]\] Expected 3\. Got 4"):
+    with pytest.raises(
+        ValueError, match=r"Broadcast target\[axes_mapping\[1\]\] Expected 3\. Got 4"
+    ):
         lazybcast.broadcast(_x(2, 3), [2, 5, 4], [0, 2], mode="explicit")
 
 
-@pytest.mark.parametrize(("shape", "target", "mapping"), [((3,), [0], [0]), ((2, 3), [2, 0], [0, 1]),
-                                                        ((0,), [3, 1], [0])])
+@pytest.mark.parametrize(
+    ("shape", "target", "mapping"),
+    [((3,), [0], [0]), ((2, 3), [2, 0], [0, 1]), ((0,), [3, 1], [0])],
+)
 def test_explicit_never_resizes_a_non_one_dim(shape, target, mapping):
     with pytest.raises(ValueError, match="Broadcast target"):
         lazybcast.broadcast(_x(*shape), target, mapping, mode="explicit")
@@ -349,7 +361,9 @@ def test_explicit_size_one_broadcasts():
 def test_explicit_scalar_with_one_axis_follows_openvino():
     x = np.array(9)
     assert lazybcast.broadcast(x, [2, 1], [1], mode="explicit").shape == (2, 1)
-    with pytest.raises(ValueError, match=r"Broadcast target\[axes_mapping\[0\]\]\. Expected 1\. Got 3"):
+    with pytest.raises(
+        ValueError, match=r"Broadcast target\[axes_mapping\[0\]\]\. Expected 1\. Got 3"
+    ):
         lazybcast.broadcast(x, [2, 3], [1], mode="explicit")
 
 
@@ -364,7 +378,8 @@ def test_explicit_mapping_allows_negative_input_only_to_reject_it():
 def test_pdpd_axis_and_right_alignment():
     x = _x(3, 4)
     v = lazybcast.broadcast(x, [2, 1, 4, 5], mode="pdpd", axis=1)
-    np.testing.assert_array_equal(v.materialize(), np.broadcast_to(x.reshape(1, 3, 4, 1), (2, 3, 4, 5)))
+    expected = np.broadcast_to(x.reshape(1, 3, 4, 1), (2, 3, 4, 5))
+    np.testing.assert_array_equal(v.materialize(), expected)
     v = lazybcast.broadcast(x, [2, 3, 1], mode="pdpd")  # -1: right-aligned
     np.testing.assert_array_equal(v.materialize(), np.broadcast_to(x, (2, 3, 4)))
     v = lazybcast.broadcast(x, [3, 4, 2], mode="pdpd", axis=0)
@@ -396,7 +411,9 @@ def test_pdpd_never_resizes_a_non_one_dim_against_a_non_one_target(shape, target
 
 
 def test_pdpd_dim_mismatch_wording():
-    with pytest.raises(ValueError, match=r"Broadcast incorrect target shape\. Expecting either 1 or 3 \. Got 4"):
+    with pytest.raises(
+        ValueError, match=r"Broadcast incorrect target shape\. Expecting either 1 or 3 \. Got 4"
+    ):
         lazybcast.broadcast(_x(3), [2, 4], mode="pdpd")
 
 
@@ -404,10 +421,29 @@ def test_pdpd_dim_mismatch_wording():
 
 
 def test_bidirectional_mismatch_wording():
-    with pytest.raises(ValueError, match=r"Broadcast incorrect target shape\. Expecting either 1 or 3\. Got 4"):
+    with pytest.raises(
+        ValueError, match=r"Broadcast incorrect target shape\. Expecting either 1 or 3\. Got 4"
+    ):
         lazybcast.broadcast(_x(3, 1, 5), [4, 4, 5], mode="bidirectional")
 
 
 def test_bidirectional_output_may_outgrow_target():
     assert lazybcast.broadcast(_x(3, 1), [2, 1, 6], mode="bidirectional").shape == (2, 3, 6)
     assert lazybcast.broadcast(_x(2, 3, 4), [3, 1], mode="bidirectional").shape == (2, 3, 4)
+
+
+@pytest.mark.parametrize(
+    "target",
+    [(2**62, 0), (0, 2**62), (2**40, 2**40, 0), (10**18, 0), (2**60, 1), (2**59, 2), (0,) * 10],
+    ids=repr,
+)
+def test_size_limit_like_numpy(target):
+    """Zero-size or not, a shape NumPy cannot index is a ValueError; one it can is fine."""
+    x = np.ones(1)
+    try:
+        np.broadcast_to(x, target)
+    except ValueError:
+        with pytest.raises(ValueError, match="shape"):
+            lazybcast.broadcast_to(x, target)
+    else:
+        assert lazybcast.broadcast_to(x, target).shape == target

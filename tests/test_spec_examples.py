@@ -193,7 +193,8 @@ def test_sonnx_constraint_c1():
 def test_examples_are_the_documents_own():
     rules = (SPEC / "002_38ca088f58e9a6c7.txt").read_text()
     found = []
-    for block in re.findall(r"A: Shape\(([^)]*)\).*?B: Shape\(([^)]*)\).*?Result: ([^\n]*)", rules, re.S):
+    pattern = r"A: Shape\(([^)]*)\).*?B: Shape\(([^)]*)\).*?Result: ([^\n]*)"
+    for block in re.findall(pattern, rules, re.S):
         a, b, result = block
         parse = lambda s: tuple(int(n) for n in s.replace(" ", "").split(",") if n)  # noqa: E731
         res = re.match(r"Shape\(([^)]*)\)", result)

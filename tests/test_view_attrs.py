@@ -92,11 +92,13 @@ def test_repr():
     for part in ("BroadcastView", "shape=(4, 2, 5, 3)", "dtype=float64", "mode='numpy'",
                  "source_shape=(2, 1, 3)", "logical=960 B", "held=48 B"):
         assert part in r, (part, r)
-    r = repr(lazybcast.broadcast(np.ones(16, dtype=np.float32), [1, 16, 50, 50], [1], mode="explicit"))
+    x = np.ones(16, dtype=np.float32)
+    r = repr(lazybcast.broadcast(x, [1, 16, 50, 50], [1], mode="explicit"))
     for part in ("shape=(1, 16, 50, 50)", "dtype=float32", "mode='explicit'", "source_shape=(16,)",
                  "logical=160.0 kB", "held=64 B"):
         assert part in r, (part, r)
-    r = repr(lazybcast.broadcast(np.ones((3, 1), dtype=np.int8), [1, 2, 1, 1], mode="bidirectional"))
+    x = np.ones((3, 1), dtype=np.int8)
+    r = repr(lazybcast.broadcast(x, [1, 2, 1, 1], mode="bidirectional"))
     assert "mode='bidirectional'" in r and "shape=(1, 2, 3, 1)" in r
     r = repr(lazybcast.broadcast_to(np.ones(8), (10**9, 8)))
     assert "logical=64.0 GB" in r and "held=64 B" in r
@@ -163,7 +165,9 @@ def test_asarray_is_zero_copy_read_only(how):
 def test_dtype_gives_a_cast_copy(dtype):
     x, v = _view()
     ref = np.broadcast_to(x, (2, 3, 5, 4)).astype(dtype)
-    for a in (np.array(v, dtype=dtype), np.asarray(v, dtype=dtype), np.array(v, dtype=dtype, copy=True)):
+    copies = (np.array(v, dtype=dtype), np.asarray(v, dtype=dtype),
+              np.array(v, dtype=dtype, copy=True))
+    for a in copies:
         assert a.dtype == np.dtype(dtype)
         assert a.flags.writeable
         assert not np.shares_memory(a, x)
