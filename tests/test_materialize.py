@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 from _core_strategies import MODES, assert_same, dtypes, expected_values, fill, laid_out, requests
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import lazybcast
@@ -200,14 +200,17 @@ def test_out_overlapping_in_every_mode(mode, make_data, target, mapping, axis):
 # -- threads --------------------------------------------------------------------------------
 
 
-def test_threads_give_the_same_values():
-    x = fill(np.dtype("f8"), (1, 700, 1), 3)  # 8 MB result: more than one 4 MB block
-    target = (3, 700, 500)
+@pytest.mark.parametrize("dtype", ["f8", "V3", "u1", "c16"])
+def test_threads_give_the_same_values(dtype):
+    dtype = np.dtype(dtype)
+    rows = 8_400_000 // (3 * 500 * dtype.itemsize)  # ~8 MB result: several 4 MB blocks
+    x = fill(dtype, (1, rows, 1), 3)
+    target = (3, rows, 500)
     expected = np.broadcast_to(x, target)
     v = lazybcast.broadcast_to(x, target)
     for threads in (None, 1, 2, 3):
         assert_same(v.materialize(threads=threads), expected)
-        out = np.zeros(target, order="F")
+        out = np.zeros(target, dtype=dtype, order="F")
         assert_same(v.materialize(out=out, threads=threads), expected)
 
 
@@ -357,3 +360,31 @@ def test_unaligned_source_and_out(dtype):
     assert lazybcast.broadcast_to(x, target).materialize(out=out) is out
     assert_same(out, expected)
     assert_same(lazybcast.broadcast_to(x, target).materialize(), expected)
+
+
+@given(data=st.data())
+def test_out_overlapping_anywhere(data):
+    """``out`` and the data cut from one buffer, with any offsets and steps."""
+    shape, target, mapping, mode, axis = data.draw(requests(max_rank=3))
+    dtype = data.draw(st.sampled_from([np.dtype("u1"), np.dtype("f8"), np.dtype("V3"),
+                                       np.dtype("O")]))
+    buf = fill(dtype, (96,), data.draw(st.integers(0, 2**32 - 1)))
+
+    def cut(n, shape):
+        if n == 0:
+            return buf[:0].reshape(shape)
+        step = data.draw(st.sampled_from([1, 2, -1, -2]))
+        span = (n - 1) * abs(step) + 1
+        assume(span <= buf.size)
+        start = data.draw(st.integers(0, buf.size - span))
+        if step < 0:
+            start += span - 1
+        stop = start + step * n
+        return buf[start : None if stop < 0 else stop : step].reshape(shape)
+
+    x = cut(int(np.prod(shape)), shape)
+    expected = expected_values(x.copy(), target, mapping, mode, axis).copy()
+    v = _call(x, target, mapping, mode, axis)
+    out = cut(v.size, v.shape)
+    assert v.materialize(out=out) is out
+    assert_same(out, expected)
