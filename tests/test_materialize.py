@@ -388,3 +388,17 @@ def test_out_overlapping_anywhere(data):
     out = cut(v.size, v.shape)
     assert v.materialize(out=out) is out
     assert_same(out, expected)
+
+
+def test_object_dtype_refcounts_when_out_is_the_data():
+    objs = [object() for _ in range(6)]
+    x = np.empty((2, 3), dtype=object)
+    x[...] = np.array(objs, dtype=object).reshape(2, 3)
+    before = [sys.getrefcount(o) for o in objs]
+    v = lazybcast.broadcast_to(x[0], (2, 3))
+    assert v.materialize(out=x) is x
+    del v
+    gc.collect()
+    assert all(x[i, j] is objs[j] for i in range(2) for j in range(3))
+    after = [sys.getrefcount(o) for o in objs]
+    assert [a - b for a, b in zip(after, before)] == [1, 1, 1, -1, -1, -1]
