@@ -402,3 +402,33 @@ def test_object_dtype_refcounts_when_out_is_the_data():
     assert all(x[i, j] is objs[j] for i in range(2) for j in range(3))
     after = [sys.getrefcount(o) for o in objs]
     assert [a - b for a, b in zip(after, before)] == [1, 1, 1, -1, -1, -1]
+
+
+@pytest.mark.parametrize("layout", ["C", "F", "transposed", "negative", "slice"])
+@pytest.mark.parametrize(
+    ("dtype", "shape", "target"),
+    [
+        ("f8", (1, 700, 1), (3, 700, 600)),  # inner broadcast run: replication
+        ("f8", (650, 1), (650, 700)),  # one value per row
+        ("u1", (1, 1, 1999), (2, 999, 1999)),  # odd lengths, 1-byte items
+        ("c16", (300, 1, 37), (300, 41, 37)),
+        ("V3", (1, 1000), (1001, 1000)),
+        ("u2", (2048, 1), (2048, 2048)),  # large power-of-two strides
+    ],
+    ids=lambda p: str(p),
+)
+def test_large_outputs_every_layout(layout, dtype, shape, target):
+    """Outputs of megabytes, where the kernels switch to blocked, tiled and threaded paths."""
+    dtype = np.dtype(dtype)
+    x = fill(dtype, shape, 11)[::-1]
+    expected = np.broadcast_to(x, target)
+    v = lazybcast.broadcast_to(x, target)
+    out, big, key = _out_layout(layout, target, dtype, 12)
+    before = None if big is None else big.copy()
+    for threads in (1, 2):
+        assert v.materialize(out=out, threads=threads) is out
+        assert_same(out, expected)
+    if big is not None:  # nothing outside `out` was touched
+        outside = np.ones(big.shape, dtype=bool)
+        outside[key] = False
+        assert_same(big[outside], before[outside])
