@@ -21,13 +21,13 @@ def _as_array(data):
     return np.asarray(data)
 
 
-def _finish(data, aligned, shape, mode):
+def _finish(data, aligned, shape, mode, name="target_shape"):
     if len(shape) > _MAXDIMS:
         raise ValueError(
             f"the broadcast result would have {len(shape)} dimensions; at most {_MAXDIMS} are "
             f"allowed"
         )
-    check_size(shape, data.dtype.itemsize)
+    check_size(shape, data.dtype.itemsize, name)
     return make_view(data, aligned, shape, mode)
 
 
@@ -128,7 +128,7 @@ def broadcast_to(data, shape):
     data = _as_array(data)
     target = as_shape(shape, "shape", allow_int=True)
     out, aligned = plan(data.shape, target)
-    return _finish(data, aligned, out, "numpy")
+    return _finish(data, aligned, out, "numpy", "shape")
 
 
 def broadcast_shapes(*shapes):
@@ -169,5 +169,5 @@ def broadcast_arrays(*arrays):
     views = []
     for d in datas:
         aligned = (1,) * (len(shape) - d.ndim) + d.shape
-        views.append(_finish(d, aligned, shape, "numpy"))
+        views.append(_finish(d, aligned, shape, "numpy", "the broadcast shape"))
     return tuple(views)

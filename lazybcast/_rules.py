@@ -74,6 +74,11 @@ def as_shape(value, name="target_shape", *, allow_int=False, allow_negative=Fals
         if value.ndim != 1:
             if value.ndim == 0 and allow_int and value.dtype.kind in "iu":
                 items = (value.item(),)
+            elif value.ndim == 0 and allow_int:
+                raise TypeError(
+                    f"{name} must be an integer or a 1-D sequence of integers, got a 0-d array "
+                    f"of dtype {value.dtype}"
+                )
             else:
                 raise ValueError(
                     f"{name} must be a 1-D integer tensor, got an array of shape {value.shape}"
@@ -215,7 +220,15 @@ def _plan_explicit(data_shape, target_shape, axes_mapping):
         )
     nd, nt = len(data_shape), len(target_shape)
     if nd == 0 and len(axes_mapping) == 1:
-        # OpenVINO treats a scalar mapped by one axis as data of shape (1,).
+        # OpenVINO treats a scalar mapped by one axis as data of shape (1,), but only onto a
+        # target axis of size 1 (validate_target_shape_none); [] broadcasts it anywhere.
+        a = axes_mapping[0]
+        if 0 <= a < nt and target_shape[a] != 1:
+            raise ValueError(
+                f"Broadcast target[axes_mapping[0]]. Expected 1. Got {target_shape[a]} "
+                f"(scalar data mapped to target axis {a}; use axes_mapping [] to broadcast a "
+                f"scalar to any shape)"
+            )
         data_shape = (1,)
         nd = 1
     if len(axes_mapping) != nd:
