@@ -1,0 +1,83 @@
+"""dask integration: a broadcast view as a chunked ``dask.array.Array``.
+
+The graph holds the view once (it pickles as its compact source plus the shape and mode) and one
+task per chunk; each task slices the view lazily and materializes that chunk with lazybcast's
+kernel, on whichever worker computes it. Nothing is materialized while the graph is built, and
+the graph's name comes from the view's cheap ``__dask_tokenize__``, never from hashing the
+logical data.
+
+Needs the ``lazybcast[dask]`` extra (``dask[array]``; ``distributed`` for a cluster).
+"""
+
+import numpy as np
+
+from lazybcast._view import BroadcastView
+
+__all__ = ["to_dask"]
+
+
+def _materialize_block(view, key):
+    """Chunk task: the part of ``view`` that ``key`` (a tuple of slices) selects, as a new
+    C-contiguous array made by lazybcast's kernel (one thread: dask parallelizes over chunks)."""
+    if view.ndim == 0:
+        return view.materialize(threads=1)
+    return view[key].materialize(threads=1)
+
+
+def to_dask(view, chunks="auto"):
+    """to_dask(view, chunks="auto")
+
+    A ``dask.array.Array`` over ``view`` whose chunks are materialized lazily, each by the worker
+    that computes it, through lazybcast's kernel.
+
+    Parameters
+    ----------
+    view : BroadcastView
+        The view to wrap; it travels to the workers by pickle as its compact source.
+    chunks : "auto", int, tuple or dict
+        Any chunk specification that ``dask.array.from_array`` accepts; ``"auto"`` sizes chunks
+        to dask's ``array.chunk-size`` setting.
+
+    Returns
+    -------
+    dask.array.Array
+        Of the view's shape and dtype. Its name is deterministic: the same view (same source
+        values, shape and mode) with the same chunks always gives the same graph keys.
+
+    Raises
+    ------
+    TypeError
+        ``view`` is not a :class:`BroadcastView`.
+
+    Examples
+    --------
+    >>> import numpy as np, lazybcast
+    >>> v = lazybcast.broadcast_to(np.arange(4.0), (1000, 4))
+    >>> x = v.to_dask(chunks=(250, 4))
+    >>> x.chunks
+    ((250, 250, 250, 250), (4,))
+    >>> float(x.sum().compute(scheduler="sync"))
+    6000.0
+    >>> x.name == lazybcast.broadcast_to(np.arange(4.0), (1000, 4)).to_dask((250, 4)).name
+    True
+    """
+    import dask.array as da
+    from dask.base import tokenize
+
+    if not isinstance(view, BroadcastView):
+        raise TypeError(
+            f"view must be a lazybcast.BroadcastView, got {type(view).__name__}; "
+            f"use dask.array.from_array for other arrays"
+        )
+    chunks = da.core.normalize_chunks(chunks, view.shape, dtype=view.dtype)
+    name = "lazybcast-" + tokenize(view, chunks)
+    meta = np.empty((0,) * view.ndim, dtype=view.dtype)
+    return da.from_array(
+        view,
+        chunks=chunks,
+        name=name,
+        lock=False,
+        asarray=False,
+        getitem=_materialize_block,
+        meta=meta,
+    )
