@@ -2,7 +2,8 @@
 
 The graph holds the view once (it pickles as its compact source plus the shape and mode) and one
 task per chunk; each task slices the view lazily and materializes that chunk with lazybcast's
-kernel, on whichever worker computes it. Nothing is materialized while the graph is built, and
+kernel, on whichever worker computes it. The tasks are dask's own ``getter``, so dask fuses a
+later slice of a chunk into the task: only the selected part is ever materialized. Nothing is materialized while the graph is built, and
 the graph's name comes from the view's cheap ``__dask_tokenize__``, never from hashing the
 logical data.
 
@@ -16,12 +17,39 @@ from lazybcast._view import BroadcastView
 __all__ = ["to_dask"]
 
 
-def _materialize_block(view, key):
-    """Chunk task: the part of ``view`` that ``key`` (a tuple of slices) selects, as a new
-    C-contiguous array made by lazybcast's kernel (one thread: dask parallelizes over chunks)."""
-    if view.ndim == 0:
-        return view.materialize(threads=1)
-    return view[key].materialize(threads=1)
+def _materialize(view, key):
+    """What ``key`` selects from ``view`` as a new array made by lazybcast's kernel (one
+    thread: dask already runs chunks in parallel)."""
+    part = view[key] if key != () else view
+    if isinstance(part, BroadcastView):
+        return part.materialize(threads=1)
+    return np.asarray(part)  # advanced indexing already gathered a new array; or a scalar
+
+
+class _Chunks:
+    """What the dask graph holds: the view behind an indexing that materializes.
+
+    dask's ``getter`` tasks slice this object, and dask's graph optimization fuses later
+    slicing of a chunk into that one index, so computing a small part of a large chunk
+    materializes only that part.
+    """
+
+    __slots__ = ("view", "shape", "ndim", "dtype")
+
+    def __init__(self, view):
+        self.view = view
+        self.shape = view.shape
+        self.ndim = view.ndim
+        self.dtype = view.dtype
+
+    def __getitem__(self, key):
+        return _materialize(self.view, key)
+
+    def __reduce__(self):
+        return (_Chunks, (self.view,))
+
+    def __dask_tokenize__(self):
+        return ("lazybcast._dask._Chunks", self.view.__dask_tokenize__())
 
 
 def to_dask(view, chunks="auto"):
@@ -49,6 +77,13 @@ def to_dask(view, chunks="auto"):
     TypeError
         ``view`` is not a :class:`BroadcastView`.
 
+    Notes
+    -----
+    The chunk tasks are dask's own ``getter`` over the view, so dask fuses a later slice of a
+    chunk (``x[5, :10]``) into the chunk's task and only the selected part is materialized.
+    ``dask.array.from_array(view)`` also works; its chunks are then lazy views, turned into
+    NumPy arrays by whatever consumes them.
+
     Examples
     --------
     >>> import numpy as np, lazybcast
@@ -72,12 +107,5 @@ def to_dask(view, chunks="auto"):
     chunks = da.core.normalize_chunks(chunks, view.shape, dtype=view.dtype)
     name = "lazybcast-" + tokenize(view, chunks)
     meta = np.empty((0,) * view.ndim, dtype=view.dtype)
-    return da.from_array(
-        view,
-        chunks=chunks,
-        name=name,
-        lock=False,
-        asarray=False,
-        getitem=_materialize_block,
-        meta=meta,
-    )
+    return da.from_array(_Chunks(view), chunks=chunks, name=name, lock=False, asarray=False,
+                         meta=meta)

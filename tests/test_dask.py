@@ -118,15 +118,47 @@ def test_to_dask_rejects_other_arrays():
         to_dask(np.ones(3))
 
 
-def test_to_dask_builds_no_data_for_a_terabyte_view():
-    # 1.2 TB logical from 24 bytes: building the graph and computing one slice touch only
-    # the chunks needed.
+@pytest.fixture
+def materialized(monkeypatch):
+    """Shapes of everything lazybcast materializes for dask in this process."""
+    import lazybcast._dask
+
+    shapes = []
+    real = lazybcast._dask._materialize
+
+    def recording(view, key):
+        out = real(view, key)
+        shapes.append(out.shape)
+        return out
+
+    monkeypatch.setattr(lazybcast._dask, "_materialize", recording)
+    return shapes
+
+
+def test_to_dask_terabyte_view_materializes_only_what_is_asked(materialized):
+    # 1.2 TB logical from 24 bytes, in 2.4 GB chunks: building the graph costs nothing, and
+    # dask fuses a slice into the chunk task, so only the selected elements are materialized.
     view = lazybcast.broadcast(np.arange(3.0), [10**5, 5 * 10**5, 3])
     x = view.to_dask(chunks=(1000, 10**5, 3))
     assert x.nbytes == 10**5 * 5 * 10**5 * 3 * 8
     assert x.npartitions == 100 * 5
+    assert materialized == []
     np.testing.assert_array_equal(x[12345, 7:9].compute(scheduler="sync"),
                                   np.broadcast_to(np.arange(3.0), (2, 3)))
+    assert materialized == [(2, 3)]
+
+
+def test_to_dask_slices_are_fused_into_chunk_tasks(materialized):
+    src = np.arange(16.0)
+    view = lazybcast.broadcast(src, [4, 16, 50, 60], [1], mode="explicit")
+    expected = np.broadcast_to(src[None, :, None, None], (4, 16, 50, 60))
+    x = view.to_dask(chunks=(1, 16, 50, 60))
+    np.testing.assert_array_equal(x[:, 2:5, :3, 1::20].compute(scheduler="sync"),
+                                  expected[:, 2:5, :3, 1::20])
+    assert materialized == [(1, 3, 3, 3)] * 4
+    materialized.clear()
+    assert x.sum().compute(scheduler="sync") == expected.sum()
+    assert materialized == [(1, 16, 50, 60)] * 4
 
 
 # -- tokens ---------------------------------------------------------------------------------
