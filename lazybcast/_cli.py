@@ -22,6 +22,27 @@ def _parser():
 
 
 def main(argv=None):
+    """main(argv=None)
+
+    Run the command line on ``argv`` (default: ``sys.argv[1:]``) and return the exit code.
+
+    Examples
+    --------
+    >>> main(["info", "--data-shape", "3", "--target", "2,3", "--dtype", "int16"])
+    broadcast(data, (2, 3), mode='numpy')
+      data shape    (3,), dtype int16 (2 B per item)
+      output shape  (2, 3)
+      strides       (0, 2) (bytes; 0 on broadcast axes)
+    <BLANKLINE>
+      axis       size data axis data size     stride
+         0          2         -         1          0  broadcast (new axis)
+         1          3         0         3          2
+    <BLANKLINE>
+      broadcast axes  0
+      logical bytes   12 B
+      bytes held      6 B (2.0x smaller than logical)
+    0
+    """
     args = _parser().parse_args(argv)
     if args.command == "bench":
         from lazybcast._bench import run
