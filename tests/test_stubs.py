@@ -38,8 +38,14 @@ def test_stubs_match_build(tmp_path):
         cwd=tmp_path, env=env, capture_output=True, text=True, check=True,
     ).stdout.strip()
     assert Path(where).resolve() == Path(lazybcast._view.__file__).resolve()
-    for name in ("_view.pyi", "_kernels.pyi", "py.typed"):
-        assert (Path(where).parent / name).is_file(), f"{name} is not shipped next to the build"
+    package = Path(where).parent
+    for name in ("_view.pyi", "_kernels.pyi", "_api.pyi", "py.typed"):
+        assert (package / name).is_file(), f"{name} is not shipped next to the build"
+    # Every compiled module has a stub.
+    compiled = {p.name.split(".")[0] for p in package.iterdir() if p.suffix in (".so", ".pyd")}
+    assert compiled >= {"_view", "_kernels"}
+    missing = sorted(m for m in compiled if not (package / f"{m}.pyi").is_file())
+    assert not missing, f"compiled modules without a .pyi stub: {missing}"
     proc = subprocess.run(
         [sys.executable, "-m", "mypy.stubtest", "lazybcast", "--allowlist", str(ALLOWLIST)],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
