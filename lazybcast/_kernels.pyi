@@ -10,6 +10,8 @@ from typing_extensions import disjoint_base
 
 REPLICATE_CHUNK: int  # bytes; a replicated block grows by doubling up to this size
 CHUNK_BYTES: int  # bytes of work between two Ctrl-C checks, and per thread task
+STREAM_BYTES: int  # outputs at least this large are written with non-temporal stores
+AUTO_THREADS_BYTES: int  # outputs at least this large use two threads by default
 
 _pool: ThreadPoolExecutor | None
 

@@ -41,13 +41,18 @@ def test_stubs_match_build(tmp_path):
     package = Path(where).parent
     for name in ("_view.pyi", "_kernels.pyi", "_api.pyi", "py.typed"):
         assert (package / name).is_file(), f"{name} is not shipped next to the build"
-    # Every compiled module has a stub.
+    # Every compiled module has a stub, unless it is compiled from a .py (its own source then
+    # types it; that .py may live in the source tree while the build is installed).
     compiled = {p.name.split(".")[0] for p in package.iterdir() if p.suffix in (".so", ".pyd")}
     assert compiled >= {"_view", "_kernels"}
-    missing = sorted(m for m in compiled if not (package / f"{m}.pyi").is_file())
+    sources = {package, Path(lazybcast.__file__).resolve().parent}
+    missing = sorted(m for m in compiled
+                     if not any((d / f"{m}.pyi").is_file() or (d / f"{m}.py").is_file()
+                                for d in sources))
     assert not missing, f"compiled modules without a .pyi stub: {missing}"
     proc = subprocess.run(
-        [sys.executable, "-m", "mypy.stubtest", "lazybcast", "--allowlist", str(ALLOWLIST)],
+        [sys.executable, "-m", "mypy.stubtest", "lazybcast", "--allowlist", str(ALLOWLIST),
+         "--ignore-unused-allowlist"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
