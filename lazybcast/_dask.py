@@ -3,9 +3,9 @@
 The graph holds the view once (it pickles as its compact source plus the shape and mode) and one
 task per chunk; each task slices the view lazily and materializes that chunk with lazybcast's
 kernel, on whichever worker computes it. The tasks are dask's own ``getter``, so dask fuses a
-later slice of a chunk into the task: only the selected part is ever materialized. Nothing is materialized while the graph is built, and
-the graph's name comes from the view's cheap ``__dask_tokenize__``, never from hashing the
-logical data.
+later slice of a chunk into the task: only the selected part is ever materialized. Nothing is
+materialized while the graph is built, and the graph's name comes from the view's cheap
+``__dask_tokenize__``, never from hashing the logical data.
 
 Needs the ``lazybcast[dask]`` extra (``dask[array]``; ``distributed`` for a cluster).
 """
@@ -20,7 +20,7 @@ __all__ = ["to_dask"]
 def _materialize(view, key):
     """What ``key`` selects from ``view`` as a new array made by lazybcast's kernel (one
     thread: dask already runs chunks in parallel)."""
-    part = view[key] if key != () else view
+    part = view if isinstance(key, tuple) and not key else view[key]
     if isinstance(part, BroadcastView):
         return part.materialize(threads=1)
     return np.asarray(part)  # advanced indexing already gathered a new array; or a scalar
