@@ -105,7 +105,7 @@ def _short(dtype):
     return dtype.str.lstrip("<>|=")
 
 
-CASES = []
+CASES: "list[Case]" = []
 
 
 def _add(name, shape, dtype, tags, make):

@@ -634,11 +634,11 @@ cdef object _execute(_Job job, int threads):
 cdef inline int _threads_for(intp_t nbytes, object threads) except -1:
     if threads is None:
         return 2 if nbytes >= AUTO_THREADS_BYTES else 1
-    if isinstance(threads, bool) or not isinstance(threads, int):
+    if isinstance(threads, (bool, np.bool_)) or not isinstance(threads, (int, np.integer)):
         raise TypeError(f"threads must be a positive int or None, got {threads!r}")
     if threads < 1:
         raise ValueError(f"threads must be >= 1, got {threads}")
-    return min(threads, 256)
+    return min(int(threads), 256)
 
 
 cdef inline void _extent(cnp.ndarray a, char** lo, char** hi) noexcept:

@@ -228,12 +228,6 @@ def test_threads_bad_type(threads):
         v.materialize(threads=threads)
 
 
-@pytest.mark.xfail(
-    reason="_kernels._threads_for accepts only Python int; np.int64(2) raises TypeError "
-    "although every other integer argument of lazybcast takes NumPy integers",
-    raises=TypeError,
-    strict=True,
-)
 def test_threads_numpy_integer():
     v = lazybcast.broadcast_to(np.arange(3.0), (2, 3))
     got = v.materialize(threads=np.int64(2))
