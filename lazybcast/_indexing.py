@@ -201,20 +201,9 @@ def _advanced(source, shape, entries, fill):
         ) from None
     bshape = arrays[0].shape
     flat = []
-    for arr, p, orig in zip(arrays, positions, orig_axes):
-        n = vshape[p]
-        arr = arr.astype(np.intp, copy=False).ravel()
-        if arr.size:
-            low, high = int(arr.min()), int(arr.max())
-            if high >= n or low < -n:
-                bad = high if high >= n else low
-                raise IndexError(
-                    f"index {bad} is out of bounds for axis {orig if orig is not None else p} "
-                    f"with size {n}"
-                )
-            if low < 0:
-                arr = np.where(arr < 0, arr + n, arr)
-        flat.append(np.ascontiguousarray(arr, dtype=np.intp))
+    for arr in arrays:  # bounds are checked (and negatives wrapped) by the kernel
+        flat.append(np.ascontiguousarray(arr, dtype=np.intp).reshape(-1))
+    report_axes = tuple(p if orig is None else orig for p, orig in zip(positions, orig_axes))
     consecutive = all(b - a == 1 for a, b in zip(positions, positions[1:]))
     adjacent = consecutive and (split is None or split in (0, len(positions)))
     bpos = positions[0] if adjacent else 0
@@ -232,4 +221,5 @@ def _advanced(source, shape, entries, fill):
             result = np.moveaxis(result, range(positions[0], positions[0] + nb), range(nb))
         return np.ascontiguousarray(result)
     out = np.empty(out_shape, dtype=dtype)
-    return _kernels.gather(vsource, vshape, tuple(positions), flat, out, bpos, len(bshape))
+    return _kernels.gather(vsource, vshape, tuple(positions), flat, out, bpos, len(bshape),
+                           report_axes)

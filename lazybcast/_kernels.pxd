@@ -35,10 +35,15 @@ cdef struct Plan:
     bint has_objects
     bint stream     # large output: write the bulk with non-temporal stores
     bint tiled      # axes ndim-2 and ndim-1 are walked in tiles (a transposing copy)
+    # An advanced-index gather: axis `gaxis` (or -1) takes its source offsets from the table
+    # `goffsets` (one per index, bounds-checked before) instead of from a stride.
+    int gaxis
+    const intp_t* goffsets
 
 cdef int plan_init(Plan* p, int ndim, const intp_t* shape, const intp_t* sstride,
                    const intp_t* dstride, intp_t itemsize, bint has_objects,
-                   const char** src, char** dst) except -1
+                   const char** src, char** dst, int gaxis=*,
+                   const intp_t* goffsets=*) except -1
 
 cdef int copy_into(cnp.ndarray src, cnp.ndarray out, object threads) except -1
 cdef bint may_overlap(cnp.ndarray a, cnp.ndarray b) noexcept

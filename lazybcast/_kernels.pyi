@@ -35,6 +35,7 @@ def gather(
     out: np.ndarray[Any, Any],  # cnp.ndarray out not None
     bpos: int,  # int
     bndim: int,  # int
+    report_axes: tuple[int, ...] | None = None,  # tuple, axis numbers for IndexError text
 ) -> np.ndarray[Any, Any]: ...
 def _plan_py(
     shape: tuple[int, ...],  # tuple

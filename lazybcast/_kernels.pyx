@@ -193,59 +193,89 @@ cdef bint _choose_tile_axis(Plan* p) noexcept:
 
 cdef int plan_init(Plan* p, int ndim, const intp_t* shape, const intp_t* sstride,
                    const intp_t* dstride, intp_t itemsize, bint has_objects,
-                   const char** src, char** dst) except -1:
-    """Fill ``p`` from an n-d copy description; moves ``src``/``dst`` for flipped axes."""
+                   const char** src, char** dst, int gaxis=-1,
+                   const intp_t* goffsets=NULL) except -1:
+    """Fill ``p`` from an n-d copy description; moves ``src``/``dst`` for flipped axes.
+
+    With ``gaxis >= 0`` (a gather), that axis takes its source offsets from ``goffsets``
+    and ``dst`` must be C-contiguous: axes then keep their order and the gather axis is never
+    merged. A gather whose offsets are all equal is an ordinary broadcast axis (stride 0).
+    """
     cdef int d, k, n = 0
-    cdef intp_t t, blk
-    cdef bint contiguous
+    cdef intp_t t, blk, i
+    cdef bint contiguous, gather = False
     if ndim < 0 or ndim > NPY_MAXDIMS:
         raise ValueError(f"ndim must be in [0, {NPY_MAXDIMS}], got {ndim}")
     if itemsize < 0:
         raise ValueError(f"itemsize must be >= 0, got {itemsize}")
+    if gaxis >= ndim or (gaxis >= 0 and goffsets == NULL):
+        raise ValueError(f"gaxis {gaxis} needs an offset table and must be < ndim {ndim}")
     p.itemsize = itemsize
     p.has_objects = has_objects
     p.empty = itemsize == 0
     p.stream = False
     p.tiled = False
+    p.gaxis = -1
+    p.goffsets = NULL
     for d in range(ndim):
         if shape[d] < 0:
             raise ValueError(f"shape[{d}] must be >= 0, got {shape[d]}")
         if shape[d] == 0:
             p.empty = True
-        if shape[d] > 1:
-            p.shape[n] = shape[d]
-            p.sstride[n] = sstride[d]
-            p.dstride[n] = dstride[d]
-            n += 1
     if p.empty:
         p.ndim = 0
         return 0
-    # Positive destination strides: walk flipped axes from their other end.
-    for d in range(n):
-        if p.dstride[d] < 0:
-            dst[0] += (p.shape[d] - 1) * p.dstride[d]
-            src[0] += (p.shape[d] - 1) * p.sstride[d]
-            p.dstride[d] = -p.dstride[d]
-            p.sstride[d] = -p.sstride[d]
-    # Order axes by destination stride, largest first (stable insertion sort; n is small).
-    for d in range(1, n):
-        k = d
-        while k > 0 and p.dstride[k - 1] < p.dstride[k]:
-            t = p.dstride[k]; p.dstride[k] = p.dstride[k - 1]; p.dstride[k - 1] = t
-            t = p.sstride[k]; p.sstride[k] = p.sstride[k - 1]; p.sstride[k - 1] = t
-            t = p.shape[k]; p.shape[k] = p.shape[k - 1]; p.shape[k - 1] = t
-            k -= 1
+    for d in range(ndim):
+        if d == gaxis:
+            for i in range(1, shape[d]):
+                if goffsets[i] != goffsets[0]:
+                    gather = True
+                    break
+            if gather:
+                p.gaxis = n
+                p.goffsets = goffsets
+                p.shape[n] = shape[d]
+                p.sstride[n] = 0
+                p.dstride[n] = dstride[d]
+                n += 1
+                continue
+            # every index selects the same source block: a broadcast axis
+            src[0] += goffsets[0]
+        if shape[d] > 1:
+            p.shape[n] = shape[d]
+            p.sstride[n] = 0 if d == gaxis else sstride[d]
+            p.dstride[n] = dstride[d]
+            n += 1
+    if not gather:
+        # Positive destination strides: walk flipped axes from their other end.
+        for d in range(n):
+            if p.dstride[d] < 0:
+                dst[0] += (p.shape[d] - 1) * p.dstride[d]
+                src[0] += (p.shape[d] - 1) * p.sstride[d]
+                p.dstride[d] = -p.dstride[d]
+                p.sstride[d] = -p.sstride[d]
+        # Order axes by destination stride, largest first (stable insertion sort; n is small).
+        for d in range(1, n):
+            k = d
+            while k > 0 and p.dstride[k - 1] < p.dstride[k]:
+                t = p.dstride[k]; p.dstride[k] = p.dstride[k - 1]; p.dstride[k - 1] = t
+                t = p.sstride[k]; p.sstride[k] = p.sstride[k - 1]; p.sstride[k - 1] = t
+                t = p.shape[k]; p.shape[k] = p.shape[k - 1]; p.shape[k - 1] = t
+                k -= 1
     # Merge neighbours that are contiguous in both buffers (stride-0 runs merge too).
     if n > 1:
         k = 0
         for d in range(1, n):
             if (p.sstride[k] == p.sstride[d] * p.shape[d]
-                    and p.dstride[k] == p.dstride[d] * p.shape[d]):
+                    and p.dstride[k] == p.dstride[d] * p.shape[d]
+                    and k != p.gaxis and d != p.gaxis):
                 p.shape[k] *= p.shape[d]
                 p.sstride[k] = p.sstride[d]
                 p.dstride[k] = p.dstride[d]
             else:
                 k += 1
+                if d == p.gaxis:
+                    p.gaxis = k
                 p.shape[k] = p.shape[d]
                 p.sstride[k] = p.sstride[d]
                 p.dstride[k] = p.dstride[d]
@@ -256,8 +286,8 @@ cdef int plan_init(Plan* p, int ndim, const intp_t* shape, const intp_t* sstride
         p.dstride[0] = itemsize
         n = 1
     p.ndim = n
-    p.stream = False
-    p.tiled = _choose_tile_axis(p)
+    if not gather:
+        p.tiled = _choose_tile_axis(p)
     blk = itemsize
     contiguous = True
     for d in range(n - 1, -1, -1):
@@ -437,6 +467,14 @@ cdef void _run(const Plan* p, int d, const char* src, char* dst) noexcept nogil:
     cdef intp_t n = p.shape[d]
     cdef intp_t i
     cdef int last = p.ndim - 1
+    if d == p.gaxis:
+        if d == last:
+            for i in range(n):
+                memcpy(dst + i * p.dstride[d], src + p.goffsets[i], p.itemsize)
+        else:
+            for i in range(n):
+                _run(p, d + 1, src + p.goffsets[i], dst + i * p.dstride[d])
+        return
     if p.sstride[d] == 0 and p.dblock[d] > 0 and n > 1:
         # A broadcast axis contiguous in the destination.
         if d == last:
@@ -458,7 +496,7 @@ cdef void _run(const Plan* p, int d, const char* src, char* dst) noexcept nogil:
             return
     if d == last:
         _rows_dispatch(p.itemsize, 1, 0, 0, n, p.sstride[d], p.dstride[d], src, dst, p.stream)
-    elif d == last - 1:
+    elif d == last - 1 and p.gaxis != last:
         if p.tiled:
             _tiles(p, src, dst)
         else:
@@ -481,15 +519,17 @@ cdef void _run_objects(const Plan* p, int d, const char* src, char* dst) noexcep
     cdef intp_t i
     cdef PyObject* new
     cdef PyObject* old
+    cdef const char* s
     for i in range(p.shape[d]):
+        s = src + (p.goffsets[i] if d == p.gaxis else i * p.sstride[d])
         if d == p.ndim - 1:
-            memcpy(&new, src + i * p.sstride[d], sizeof(PyObject*))
+            memcpy(&new, s, sizeof(PyObject*))
             memcpy(&old, dst + i * p.dstride[d], sizeof(PyObject*))
             Py_XINCREF(new)
             memcpy(dst + i * p.dstride[d], &new, sizeof(PyObject*))
             Py_XDECREF(old)
         else:
-            _run_objects(p, d + 1, src + i * p.sstride[d], dst + i * p.dstride[d])
+            _run_objects(p, d + 1, s, dst + i * p.dstride[d])
 
 
 cdef void plan_run_objects(const Plan* p, const char* src, char* dst) noexcept:
@@ -528,7 +568,7 @@ cdef class _Job:
             self.n_items = 0
             return 0
         d = self.plan.ndim - 1
-        while d > 0 and rowbytes * self.plan.shape[d] <= _chunk_bytes:
+        while d > 0 and (rowbytes * self.plan.shape[d] <= _chunk_bytes or d > self.plan.gaxis >= 0):
             rowbytes *= self.plan.shape[d]
             d -= 1
         self.axis = d
@@ -554,6 +594,8 @@ cdef class _Job:
         sub.has_objects = self.plan.has_objects
         sub.stream = self.plan.stream
         sub.tiled = self.plan.tiled and sub.ndim >= 2
+        sub.gaxis = self.plan.gaxis - ax if self.plan.gaxis >= 0 else -1
+        sub.goffsets = self.plan.goffsets
         for d in range(sub.ndim):
             sub.shape[d] = self.plan.shape[ax + d]
             sub.sstride[d] = self.plan.sstride[ax + d]
@@ -573,6 +615,8 @@ cdef class _Job:
                 s += i * self.plan.sstride[d]
                 t += i * self.plan.dstride[d]
             sub.shape[0] = count
+            if sub.gaxis == 0:
+                sub.goffsets = self.plan.goffsets + first  # (the gather axis has stride 0)
             if sub.dblock[0] > 0:
                 sub.dblock[0] = count * sub.dstride[0]
             if self.plan.has_objects:
@@ -673,15 +717,14 @@ cdef bint may_overlap(cnp.ndarray a, cnp.ndarray b) noexcept:
 cdef int copy_into(cnp.ndarray src, cnp.ndarray out, object threads) except -1:
     """Fill ``out`` with the broadcast of ``src`` (``src`` has ``out``'s rank; each of its
     axes is 1 or ``out``'s size). Validates everything, then copies without the GIL."""
-    cdef int ndim = cnp.PyArray_NDIM(out), d, nthreads
+    cdef int ndim = cnp.PyArray_NDIM(out), d
     cdef intp_t shape[NPY_MAXDIMS]
     cdef intp_t sstride[NPY_MAXDIMS]
     cdef intp_t dstride[NPY_MAXDIMS]
-    cdef intp_t n, nbytes
+    cdef intp_t n
     cdef const char* s = <const char*>cnp.PyArray_DATA(src)
     cdef char* t = <char*>cnp.PyArray_DATA(out)
     cdef Plan plan
-    cdef _Job job
     cdef bint objects
     if cnp.PyArray_NDIM(src) != ndim:
         raise ValueError(f"src must have out's rank {ndim}, got {cnp.PyArray_NDIM(src)}")
@@ -704,21 +747,29 @@ cdef int copy_into(cnp.ndarray src, cnp.ndarray out, object threads) except -1:
             raise ValueError(
                 f"src axis {d} has size {cnp.PyArray_DIMS(src)[d]}, expected 1 or {n}")
     plan_init(&plan, ndim, shape, sstride, dstride, cnp.PyArray_ITEMSIZE(out), objects, &s, &t)
+    return _execute_plan(&plan, s, t, src, out, threads)
+
+
+cdef int _execute_plan(Plan* plan, const char* s, char* t, object src_ref, cnp.ndarray out,
+                       object threads) except -1:
+    """Run a validated plan into ``out``: inline if small, else in interruptible blocks,
+    shared among threads."""
+    cdef intp_t nbytes = cnp.PyArray_NBYTES(out)
+    cdef int nthreads = _threads_for(nbytes, threads)
+    cdef _Job job
     if plan.empty:
         return 0
-    nbytes = cnp.PyArray_NBYTES(out)
-    nthreads = _threads_for(nbytes, threads)
     plan.stream = nbytes >= _stream_bytes
     if nbytes <= _chunk_bytes and nthreads == 1:
-        if objects:
-            plan_run_objects(&plan, s, t)
+        if plan.has_objects:
+            plan_run_objects(plan, s, t)
         else:
             with nogil:
-                plan_run(&plan, s, t)
+                plan_run(plan, s, t)
         return 0
     job = _Job.__new__(_Job)
-    job.plan = plan
-    job.setup(src, out, s, t)
+    job.plan = plan[0]
+    job.setup(src_ref, out, s, t)
     _execute(job, nthreads)
     return 0
 
@@ -741,18 +792,21 @@ def copy_broadcast(cnp.ndarray src not None, cnp.ndarray out not None, threads=N
 
 
 def gather(cnp.ndarray src not None, tuple vshape, tuple axes, list indices,
-           cnp.ndarray out not None, int bpos, int bndim):
-    """gather(src, vshape, axes, indices, out, bpos, bndim)
+           cnp.ndarray out not None, int bpos, int bndim, tuple report_axes=None):
+    """gather(src, vshape, axes, indices, out, bpos, bndim, report_axes=None)
 
     Advanced-index gather from the broadcast of ``src`` to ``vshape``.
 
     ``axes`` are the (sorted) axes of ``vshape`` taken by the 1-D ``np.intp`` arrays
-    ``indices`` (one per axis, all of one length ``nb``, already bounds-checked against
-    ``vshape``; checked again here). The other axes keep their order. ``out`` is C-contiguous;
+    ``indices`` (one per axis, all of one length ``nb``; negative values count from the end,
+    out-of-range ones raise ``IndexError`` naming ``report_axes[j]``, default ``axes[j]``).
+    The other axes keep their order. ``out`` is C-contiguous;
     its axes ``[bpos, bpos + bndim)`` hold the ``nb`` index positions, the others are the
     remaining axes of ``vshape`` in order.
     """
-    cdef int ndim = len(vshape), nadv = len(axes), nrest, d, j, r
+    cdef int ndim = len(vshape), nadv = len(axes), nrest, d, j, r, k
+    cdef const intp_t* values
+    cdef intp_t limit, step
     cdef intp_t nb, b, v, size, bstride
     cdef intp_t rshape[NPY_MAXDIMS]
     cdef intp_t rsstride[NPY_MAXDIMS]
@@ -793,7 +847,9 @@ def gather(cnp.ndarray src not None, tuple vshape, tuple axes, list indices,
         idx = indices[j]
         if idx.dtype != np.intp or idx.ndim != 1 or not idx.flags.c_contiguous or idx.shape[0] != nb:
             raise ValueError(f"indices[{j}] must be a C-contiguous 1-D intp array of length {nb}")
-    # Remaining axes, and their place in out.
+    # The copy runs over out's axes in order: the remaining axes of vshape before the index
+    # axes, the index axes as one gather axis (nb positions, contiguous in C-ordered out),
+    # then the remaining axes after them.
     nrest = 0
     r = 0
     for d in range(ndim):
@@ -803,15 +859,19 @@ def gather(cnp.ndarray src not None, tuple vshape, tuple axes, list indices,
             r += bndim
         if out.shape[r] != vshape[d]:
             raise ValueError(f"out axis {r} must have size {vshape[d]}, got {out.shape[r]}")
-        rshape[nrest] = vshape[d]
-        rsstride[nrest] = vstride[d]
-        rdstride[nrest] = out.strides[r]
+        k = nrest + (1 if nrest >= bpos else 0)
+        rshape[k] = vshape[d]
+        rsstride[k] = vstride[d]
+        rdstride[k] = out.strides[r]
         nrest += 1
         r += 1
     size = out.dtype.itemsize
     bstride = size
     for d in range(bpos + bndim, out.ndim):
         bstride *= out.shape[d]
+    rshape[bpos] = nb
+    rsstride[bpos] = 0
+    rdstride[bpos] = bstride
     if nb == 0 or out.size == 0:
         return out
     offsets = <intp_t*>malloc(nb * sizeof(intp_t))
@@ -823,21 +883,23 @@ def gather(cnp.ndarray src not None, tuple vshape, tuple axes, list indices,
         for j in range(nadv):
             d = axes[j]
             idx = indices[j]
+            values = <const intp_t*>cnp.PyArray_DATA(idx)
+            limit = vshape[d]
+            step = vstride[d]
             for b in range(nb):
-                v = (<intp_t*>cnp.PyArray_DATA(idx))[b]
-                if v < 0 or v >= vshape[d]:
-                    raise IndexError(f"index {v} is out of bounds for axis {d} with size {vshape[d]}")
-                offsets[b] += v * vstride[d]
+                v = values[b]
+                if v < 0:
+                    v += limit
+                if v < 0 or v >= limit:
+                    axis = d if report_axes is None else report_axes[j]
+                    raise IndexError(
+                        f"index {values[b]} is out of bounds for axis {axis} with size {limit}")
+                offsets[b] += v * step
         s = s0
         t = t0
-        plan_init(&plan, nrest, rshape, rsstride, rdstride, size, out.dtype.hasobject, &s, &t)
-        if out.dtype.hasobject:
-            for b in range(nb):
-                plan_run_objects(&plan, s + offsets[b], t + b * bstride)
-        else:
-            with nogil:
-                for b in range(nb):
-                    plan_run(&plan, s + offsets[b], t + b * bstride)
+        plan_init(&plan, nrest + 1, rshape, rsstride, rdstride, size, out.dtype.hasobject, &s, &t,
+                  bpos, offsets)
+        _execute_plan(&plan, s, t, src, out, None)
     finally:
         free(offsets)
     return out
