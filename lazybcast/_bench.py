@@ -282,10 +282,10 @@ def _write_markdown(path, block):
 
 
 def _plot(report, path):
-    import matplotlib
+    import matplotlib  # type: ignore[import-not-found, unused-ignore]  # the plot extra
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # type: ignore[import-not-found, unused-ignore]
 
     results = sorted(report["results"], key=lambda r: r["nbytes"])
     fig, ax = plt.subplots(figsize=(9, 5.5), dpi=120)
