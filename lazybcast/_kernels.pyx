@@ -38,6 +38,7 @@ cdef extern from *:
 
     #if defined(__SSE2__)
     #include <emmintrin.h>
+    #include <xmmintrin.h>
     #endif
 
     /* Copy n bytes; on x86-64 the bulk goes out with non-temporal stores, which skip the
@@ -88,6 +89,56 @@ cdef extern from *:
         memset(dst, byte, n);
     }
 
+    /* Tile write-out of a transposing copy: dst[i * da + j * size] = buf[j * ni + i] for
+       i < ni, j < nj, with 4x4 (4-byte items) or 2x2 (8-byte items) register transposes.
+       Returns 0 (nothing done) for other item sizes or without SSE2. */
+    static inline int lzb_scatter_transposed(const char *buf, Py_ssize_t ni, Py_ssize_t nj,
+                                             char *dst, Py_ssize_t da, Py_ssize_t size) {
+    #if defined(__SSE2__)
+        Py_ssize_t i, j, k;
+        if (size == 4) {
+            for (i = 0; i + 4 <= ni; i += 4) {
+                for (j = 0; j + 4 <= nj; j += 4) {
+                    const float *b = (const float *)buf + j * ni + i;
+                    __m128 r0 = _mm_loadu_ps(b), r1 = _mm_loadu_ps(b + ni);
+                    __m128 r2 = _mm_loadu_ps(b + 2 * ni), r3 = _mm_loadu_ps(b + 3 * ni);
+                    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+                    _mm_storeu_ps((float *)(dst + i * da + j * 4), r0);
+                    _mm_storeu_ps((float *)(dst + (i + 1) * da + j * 4), r1);
+                    _mm_storeu_ps((float *)(dst + (i + 2) * da + j * 4), r2);
+                    _mm_storeu_ps((float *)(dst + (i + 3) * da + j * 4), r3);
+                }
+                for (; j < nj; j++)
+                    for (k = i; k < i + 4; k++)
+                        memcpy(dst + k * da + j * 4, buf + (j * ni + k) * 4, 4);
+            }
+            for (; i < ni; i++)
+                for (j = 0; j < nj; j++)
+                    memcpy(dst + i * da + j * 4, buf + (j * ni + i) * 4, 4);
+            return 1;
+        }
+        if (size == 8) {
+            for (i = 0; i + 2 <= ni; i += 2) {
+                for (j = 0; j + 2 <= nj; j += 2) {
+                    const double *b = (const double *)buf + j * ni + i;
+                    __m128d r0 = _mm_loadu_pd(b), r1 = _mm_loadu_pd(b + ni);
+                    _mm_storeu_pd((double *)(dst + i * da + j * 8), _mm_unpacklo_pd(r0, r1));
+                    _mm_storeu_pd((double *)(dst + (i + 1) * da + j * 8), _mm_unpackhi_pd(r0, r1));
+                }
+                for (; j < nj; j++)
+                    for (k = i; k < i + 2; k++)
+                        memcpy(dst + k * da + j * 8, buf + (j * ni + k) * 8, 8);
+            }
+            for (; i < ni; i++)
+                for (j = 0; j < nj; j++)
+                    memcpy(dst + i * da + j * 8, buf + (j * ni + i) * 8, 8);
+            return 1;
+        }
+    #endif
+        (void)buf; (void)ni; (void)nj; (void)dst; (void)da; (void)size;
+        return 0;
+    }
+
     /* Make non-temporal stores visible before anyone reads the output. */
     static inline void lzb_stream_fence(void) {
     #if defined(__SSE2__)
@@ -106,6 +157,8 @@ cdef extern from *:
     void lzb_stream_copy(char* dst, const char* src, size_t n) noexcept nogil
     void lzb_stream_fill(char* dst, int byte, size_t n) noexcept nogil
     void lzb_stream_fence() noexcept nogil
+    int lzb_scatter_transposed(const char* buf, intp_t ni, intp_t nj, char* dst, intp_t da,
+                               intp_t size) noexcept nogil
     bint lzb_all_zero(const char* p, size_t n) noexcept nogil
 
 ctypedef fused item_t:
@@ -448,8 +501,10 @@ cdef void _tiles(const Plan* p, const char* src, char* dst) noexcept nogil:
             _rows_dispatch(size, nj, p.sstride[b], ni * size, ni, p.sstride[a], size,
                            src + i * p.sstride[a] + j * p.sstride[b], buf, False)
             # dst[i + ii, j + jj] <- buf[jj, ii]: runs along axis b, short destination stride
-            _rows_dispatch(size, ni, size, p.dstride[a], nj, ni * size, p.dstride[b],
-                           buf, dst + i * p.dstride[a] + j * p.dstride[b], False)
+            if p.dstride[b] != size or not lzb_scatter_transposed(
+                    buf, ni, nj, dst + i * p.dstride[a] + j * p.dstride[b], p.dstride[a], size):
+                _rows_dispatch(size, ni, size, p.dstride[a], nj, ni * size, p.dstride[b],
+                               buf, dst + i * p.dstride[a] + j * p.dstride[b], False)
             j += tile
         i += tile
 
