@@ -111,7 +111,13 @@ class RowDataset:
         return row.materialize() if hasattr(row, "materialize") else row
 
     def __getitems__(self, indices):
-        rows = self.view[np.asarray(indices, dtype=np.intp).reshape(-1)]
+        indices = np.asarray(indices)
+        if indices.dtype.kind not in "iu":
+            if indices.size:
+                raise IndexError(f"RowDataset indices must be integers, got {indices.dtype} "
+                                 f"values {indices.ravel()[:5].tolist()}")
+            indices = indices.astype(np.intp)
+        rows = self.view[indices.reshape(-1)]
         return list(rows)
 
     def __repr__(self):
