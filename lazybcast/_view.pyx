@@ -186,6 +186,12 @@ cdef class BroadcastView:
                [[1, 2]]], dtype=int8)
         """
         source = self._source
+        if threads is not None:  # here, not only in the kernel: some dtypes skip the kernel
+            if isinstance(threads, bool) or not isinstance(threads, int):
+                raise TypeError(f"threads must be a positive int or None, got {threads!r}")
+            if threads < 1:
+                raise ValueError(f"threads must be >= 1, got {threads}")
+            threads = min(threads, 1 << 30)  # the kernel counts threads in a C int
         if out is None:
             out = np.empty(self.shape, dtype=source.dtype)
         else:
