@@ -121,8 +121,8 @@ def _basic(source, shape, entries, fill):
                 src_key.append(slice(0, 1))
             new_shape.append(length)
             axis += 1
-        else:  # ellipsis
-            src_key.extend([slice(None)] * fill)
+        else:  # ellipsis (kept as one, so that x[0, ...] is a 0-d array as in NumPy)
+            src_key.append(Ellipsis)
             new_shape.extend(shape[axis:axis + fill])
             axis += fill
             fill = 0
@@ -168,7 +168,8 @@ def _advanced(source, shape, entries, fill):
             pos += 1
         elif value.dtype == bool:
             for j in range(value.ndim):
-                if value.shape[j] != shape[axis + j]:
+                # NumPy lets an empty boolean axis index an axis of any size (selects nothing).
+                if value.shape[j] != shape[axis + j] and value.shape[j] != 0:
                     raise IndexError(
                         f"boolean index did not match indexed array along axis {axis + j}; "
                         f"size of axis is {shape[axis + j]} but size of corresponding boolean "
