@@ -19,6 +19,9 @@ from lazybcast._rules import MODES, check_size
 cnp.import_array()
 
 _STRUCTURED_WITH_OBJECTS = object()
+#: What a bare ``BroadcastView.__new__`` (for example from a crafted pickle) holds: nothing.
+_EMPTY = np.empty(0, dtype=np.uint8)
+_EMPTY.flags.writeable = False
 
 
 def _format_bytes(n):
@@ -52,6 +55,14 @@ cdef class BroadcastView:
     cdef readonly object base
     cdef readonly str mode
     cdef intp_t _size
+
+    def __cinit__(self):
+        # Every field valid from the start: an object made by __new__ alone is an empty view.
+        self._source = _EMPTY
+        self.shape = (0,)
+        self.strides = (0,)
+        self.base = _EMPTY
+        self.mode = "numpy"
 
     def __init__(self, *args, **kwargs):
         raise TypeError(
@@ -320,6 +331,8 @@ def _rebuild(source, shape, mode, base_shape=None):
     if base_shape is not None:
         if type(base_shape) is not tuple or not all(type(n) is int for n in base_shape):
             raise TypeError(f"base_shape must be a tuple of ints, got {base_shape!r}")
+        if any(n < 0 for n in base_shape):  # reshape would read -1 (or -7) as "infer"
+            raise ValueError(f"base_shape sizes cannot be negative, got {base_shape!r}")
         base = source.reshape(base_shape)  # raises ValueError if the sizes disagree
         return BroadcastView._wrap(source, shape, base, mode)
     return view
