@@ -37,9 +37,9 @@ def iter_batches(view, batch_size, *, out=None, drop_last=False, prefetch=0):
         if prefetch:
             raise ValueError("prefetch needs a fresh array per batch; it cannot be used with out=")
     n = view.shape[0]
-    ranges = [(start, min(start + batch_size, n)) for start in range(0, n, batch_size)]
-    if drop_last and ranges and ranges[-1][1] - ranges[-1][0] < batch_size:
-        ranges.pop()
+    end = n - n % batch_size if drop_last else n
+    # lazily: a view may have billions of rows (even with zero bytes)
+    ranges = ((start, min(start + batch_size, n)) for start in range(0, end, batch_size))
     if out is not None:
         return _into(view, ranges, out)
     if prefetch:
