@@ -309,7 +309,10 @@ cdef class BroadcastView:
         if base is not None and base.size != self._source.size:
             base = None  # a sliced view: the compact source is all that travels
         base_shape = None if base is None else tuple(base.shape)
-        return (_rebuild, (self._source, self.shape, self.mode, base_shape))
+        source = self._source
+        if source.ndim > 32 and source.dtype.hasobject:
+            source = _Squeezed(source)  # NumPy cannot pickle such an array itself
+        return (_rebuild, (source, self.shape, self.mode, base_shape))
 
     def __dask_tokenize__(self):
         from dask.base import tokenize
@@ -323,6 +326,18 @@ cdef class BroadcastView:
         """
         from lazybcast._dask import to_dask
         return to_dask(self, chunks)
+
+
+class _Squeezed:
+    """Pickles an array of more than 32 axes (which NumPy refuses for object dtypes) as its
+    squeezed form and ``numpy.reshape``."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __reduce__(self):
+        shape = self.array.shape
+        return (np.reshape, (self.array.reshape([n for n in shape if n != 1]), shape))
 
 
 def _rebuild(source, shape, mode, base_shape=None):

@@ -210,3 +210,16 @@ def test_checked_constructor_is_the_only_way_in():
     for field in ("shape", "strides", "base", "mode", "_source"):
         with pytest.raises(AttributeError):
             setattr(view, field, getattr(view, field))
+
+
+def test_roundtrip_of_an_object_view_beyond_32_axes():
+    """NumPy itself cannot pickle object arrays of more than 32 axes."""
+    src = np.empty((2,) + (1,) * 60, dtype=object)
+    src.reshape(-1)[:] = ["a", (1, 2)]
+    with pytest.raises(RuntimeError):
+        pickle.dumps(src)
+    view = lazybcast.broadcast_to(src, (2,) + (1,) * 59 + (3,))[::-1]
+    for protocol in (2, pickle.HIGHEST_PROTOCOL):
+        clone = pickle.loads(pickle.dumps(view, protocol=protocol))
+        assert clone.shape == view.shape
+        assert clone.materialize().ravel().tolist() == [(1, 2)] * 3 + ["a"] * 3
