@@ -251,7 +251,7 @@ cdef class BroadcastView:
 
     def __getitem__(self, key):
         result = _indexing.index(self._source, self.shape, key)
-        if type(result) is tuple:
+        if type(result) is _indexing.Lazy:
             source, shape = result
             return BroadcastView._wrap(source, shape, self.base, self.mode)
         return result

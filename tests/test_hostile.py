@@ -148,3 +148,13 @@ def test_row_dataset_rejects(bad):
 def test_broadcast_view_cannot_be_constructed():
     with pytest.raises(TypeError, match="cannot be created directly"):
         lazybcast.BroadcastView(np.ones(3), (3,))
+
+
+def test_object_elements_that_look_like_lazy_results():
+    """An element that is a ``(ndarray, tuple)`` pair is returned as is, never wrapped."""
+    src = np.empty(3, dtype=object)
+    src[:] = [(np.arange(3), (5,)), (1, 2), "x"]
+    view = lazybcast.broadcast_to(src, (2, 3))
+    expected = np.broadcast_to(src, (2, 3))
+    for key in [(0, 0), (1, 1), (-1, 2), (np.int64(1), -3)]:
+        assert view[key] is expected[key]
