@@ -144,7 +144,31 @@ def broadcast_shapes(*shapes):
     >>> lazybcast.broadcast_shapes()
     ()
     """
-    return tuple(int(n) for n in np.broadcast_shapes(*shapes))
+    # Not np.broadcast_shapes itself: it raises RuntimeError beyond 32 dimensions.
+    parsed = []
+    for i, s in enumerate(shapes):
+        shape = as_shape(s, f"shapes[{i}]", allow_int=True, nested_error=TypeError)
+        if len(shape) > _MAXDIMS:
+            raise ValueError(f"shapes[{i}] has {len(shape)} dimensions; at most {_MAXDIMS} are "
+                             f"allowed")
+        check_size(shape, 1, f"shapes[{i}]")
+        parsed.append(shape)
+    out = [1] * max((len(s) for s in parsed), default=0)
+    for j, shape in enumerate(parsed):
+        for k, n in enumerate(shape, len(out) - len(shape)):
+            if n != out[k] and n != 1:
+                if out[k] != 1:
+                    first = next(j for j, s in enumerate(parsed)
+                                 if len(s) >= len(out) - k and s[k - len(out)] == out[k])
+                    raise ValueError(
+                        f"shape mismatch: objects cannot be broadcast to a single shape. "
+                        f"Mismatch is between arg {first} with shape {parsed[first]} and arg "
+                        f"{j} with shape {shape}."
+                    )
+                out[k] = n
+    out = tuple(out)
+    check_size(out, 1, "the broadcast shape")
+    return out
 
 
 def broadcast_arrays(*arrays):

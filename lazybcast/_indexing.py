@@ -60,6 +60,13 @@ def _classify(item):
     raise IndexError(_INVALID)
 
 
+class Lazy(tuple):
+    """``(source, shape)`` of a lazy result; its own type, so that an element of an object
+    array that happens to be a tuple is never mistaken for one."""
+
+    __slots__ = ()
+
+
 def _normalize_int(i, n, axis):
     if i < -n or i >= n:
         raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
@@ -69,8 +76,8 @@ def _normalize_int(i, n, axis):
 def index(source, shape, key):
     """Apply ``key`` to the view ``(source, shape)``.
 
-    Returns ``(new_source, new_shape)`` for a lazy result, or the NumPy scalar or ndarray that
-    the key selects.
+    Returns a :class:`Lazy` ``(new_source, new_shape)`` for a lazy result, or the NumPy scalar,
+    element or ndarray that the key selects.
     """
     if type(key) is not tuple:
         key = (key,)
@@ -130,7 +137,7 @@ def _basic(source, shape, entries, fill):
     result = source[tuple(src_key)]
     if not isinstance(result, np.ndarray):
         return result  # every axis taken by an int: NumPy's scalar
-    return result, tuple(new_shape)
+    return Lazy((result, tuple(new_shape)))
 
 
 def _advanced(source, shape, entries, fill):
@@ -171,7 +178,8 @@ def _advanced(source, shape, entries, fill):
             pos += 1
         elif value.dtype == bool:
             for j in range(value.ndim):
-                if value.shape[j] != shape[axis + j]:
+                # NumPy lets an empty boolean axis index an axis of any size (selects nothing).
+                if value.shape[j] != shape[axis + j] and value.shape[j] != 0:
                     raise IndexError(
                         f"boolean index did not match indexed array along axis {axis + j}; "
                         f"size of axis is {shape[axis + j]} but size of corresponding boolean "

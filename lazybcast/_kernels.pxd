@@ -47,6 +47,7 @@ cdef int plan_init(Plan* p, int ndim, const intp_t* shape, const intp_t* sstride
 
 cdef int copy_into(cnp.ndarray src, cnp.ndarray out, object threads) except -1
 cdef bint may_overlap(cnp.ndarray a, cnp.ndarray b) noexcept
+cdef int threads_for(intp_t nbytes, object threads) except -1
 
 cdef void plan_run(const Plan* p, const char* src, char* dst) noexcept nogil
 cdef void plan_run_objects(const Plan* p, const char* src, char* dst) noexcept

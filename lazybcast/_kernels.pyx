@@ -716,6 +716,9 @@ cdef object _execute(_Job job, int threads):
     futures = [pool.submit(job.run, k * per, min(n, (k + 1) * per)) for k in range(1, threads)]
     try:
         job.run_items(0, min(n, per), True)
+    except BaseException:
+        job.cancelled = True  # Ctrl-C here: the helpers stop at their next block too
+        raise
     finally:
         if not all(f.done() for f in futures):
             import concurrent.futures
@@ -730,7 +733,8 @@ cdef object _execute(_Job job, int threads):
         f.result()
 
 
-cdef inline int _threads_for(intp_t nbytes, object threads) except -1:
+cdef int threads_for(intp_t nbytes, object threads) except -1:
+    """How many threads a copy of ``nbytes`` uses (validating the user's ``threads``)."""
     if threads is None:
         return 2 if nbytes >= AUTO_THREADS_BYTES else 1
     if isinstance(threads, (bool, np.bool_)) or not isinstance(threads, (int, np.integer)):
@@ -810,7 +814,7 @@ cdef int _execute_plan(Plan* plan, const char* s, char* t, object src_ref, cnp.n
     """Run a validated plan into ``out``: inline if small, else in interruptible blocks,
     shared among threads."""
     cdef intp_t nbytes = cnp.PyArray_NBYTES(out)
-    cdef int nthreads = _threads_for(nbytes, threads)
+    cdef int nthreads = threads_for(nbytes, threads)
     cdef _Job job
     if plan.empty:
         return 0
@@ -927,7 +931,7 @@ def gather(cnp.ndarray src not None, tuple vshape, tuple axes, list indices,
     rshape[bpos] = nb
     rsstride[bpos] = 0
     rdstride[bpos] = bstride
-    if nb == 0 or out.size == 0:
+    if nb == 0:
         return out
     offsets = <intp_t*>malloc(nb * sizeof(intp_t))
     if offsets == NULL:
@@ -950,6 +954,8 @@ def gather(cnp.ndarray src not None, tuple vshape, tuple axes, list indices,
                     raise IndexError(
                         f"index {values[b]} is out of bounds for axis {axis} with size {limit}")
                 offsets[b] += v * step
+        if out.size == 0:  # indices checked (as NumPy does), nothing to copy
+            return out
         s = s0
         t = t0
         plan_init(&plan, nrest + 1, rshape, rsstride, rdstride, size, out.dtype.hasobject, &s, &t,

@@ -41,7 +41,8 @@ def _as_index(value, name, position):
     return operator.index(value)
 
 
-def as_shape(value, name="target_shape", *, allow_int=False, allow_negative=False):
+def as_shape(value, name="target_shape", *, allow_int=False, allow_negative=False,
+             nested_error=ValueError):
     """Validate a 1-D integer sequence and return it as a tuple of Python ints.
 
     Parameters
@@ -54,6 +55,9 @@ def as_shape(value, name="target_shape", *, allow_int=False, allow_negative=Fals
         Accept a single integer as a 1-tuple (as ``np.broadcast_to`` does).
     allow_negative : bool
         Let negative entries through (the caller reports them in its own terms).
+    nested_error : type
+        The exception for a nested sequence (``ValueError``: a 2-D shape; ``broadcast_shapes``
+        raises ``TypeError`` there, as NumPy does).
 
     Examples
     --------
@@ -112,7 +116,7 @@ def as_shape(value, name="target_shape", *, allow_int=False, allow_negative=Fals
     shape = []
     for i, item in enumerate(items):
         if isinstance(item, (list, tuple, np.ndarray)):
-            raise ValueError(
+            raise nested_error(
                 f"{name} must be 1-D, but {name}[{i}] is a sequence ({item!r}); "
                 f"pass a flat sequence of integers"
             )

@@ -19,6 +19,7 @@ from lazybcast._kernels cimport (
     lzb_ndarray_type,
     lzb_new_from_descr,
     may_overlap,
+    threads_for,
 )
 
 import numpy as np
@@ -29,6 +30,9 @@ from lazybcast._rules import MODES, check_size
 cnp.import_array()
 
 _STRUCTURED_WITH_OBJECTS = object()
+#: What a bare ``BroadcastView.__new__`` (for example from a crafted pickle) holds: nothing.
+_EMPTY = np.empty(0, dtype=np.uint8)
+_EMPTY.flags.writeable = False
 
 
 def _format_bytes(n):
@@ -62,6 +66,14 @@ cdef class BroadcastView:
     cdef readonly object base
     cdef readonly str mode
     cdef intp_t _size
+
+    def __cinit__(self):
+        # Every field valid from the start: an object made by __new__ alone is an empty view.
+        self._source = _EMPTY
+        self.shape = (0,)
+        self.strides = (0,)
+        self.base = _EMPTY
+        self.mode = "numpy"
 
     def __init__(self, *args, **kwargs):
         raise TypeError(
@@ -197,6 +209,7 @@ cdef class BroadcastView:
         """
         cdef cnp.ndarray source = self._source
         cdef cnp.ndarray result
+        threads_for(0, threads)  # validated here too: some dtypes skip the kernel
         if out is None:
             result = self._empty()
         else:
@@ -265,7 +278,7 @@ cdef class BroadcastView:
 
     def __getitem__(self, key):
         result = _indexing.index(self._source, self.shape, key)
-        if type(result) is tuple:
+        if type(result) is _indexing.Lazy:
             source, shape = result
             return BroadcastView._wrap(source, shape, self.base, self.mode)
         return result
@@ -326,7 +339,10 @@ cdef class BroadcastView:
         if base is not None and base.size != self._source.size:
             base = None  # a sliced view: the compact source is all that travels
         base_shape = None if base is None else tuple(base.shape)
-        return (_rebuild, (self._source, self.shape, self.mode, base_shape))
+        source = self._source
+        if source.ndim > 32 and source.dtype.hasobject:
+            source = _Squeezed(source)  # NumPy cannot pickle such an array itself
+        return (_rebuild, (source, self.shape, self.mode, base_shape))
 
     def __dask_tokenize__(self):
         from dask.base import tokenize
@@ -342,12 +358,26 @@ cdef class BroadcastView:
         return to_dask(self, chunks)
 
 
+class _Squeezed:
+    """Pickles an array of more than 32 axes (which NumPy refuses for object dtypes) as its
+    squeezed form and ``numpy.reshape``."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __reduce__(self):
+        shape = self.array.shape
+        return (np.reshape, (self.array.reshape([n for n in shape if n != 1]), shape))
+
+
 def _rebuild(source, shape, mode, base_shape=None):
     """Unpickle: every field goes through the validating constructor."""
     view = BroadcastView._checked(source, shape, None, mode)
     if base_shape is not None:
         if type(base_shape) is not tuple or not all(type(n) is int for n in base_shape):
             raise TypeError(f"base_shape must be a tuple of ints, got {base_shape!r}")
+        if any(n < 0 for n in base_shape):  # reshape would read -1 (or -7) as "infer"
+            raise ValueError(f"base_shape sizes cannot be negative, got {base_shape!r}")
         base = source.reshape(base_shape)  # raises ValueError if the sizes disagree
         return BroadcastView._wrap(source, shape, base, mode)
     return view

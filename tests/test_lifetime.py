@@ -1,0 +1,166 @@
+"""Lifetime and aliasing: a view keeps its source alive (and no longer than the view lives),
+shows later changes to the source, pins resizable buffers so they cannot be resized under it,
+and ``out=`` overlapping the source still gives the right answer."""
+
+import array
+import gc
+import sys
+import weakref
+
+import numpy as np
+import pytest
+
+import lazybcast
+
+
+def test_view_keeps_its_source_alive_and_then_lets_go():
+    x = np.arange(6.0).reshape(2, 3)
+    ref = weakref.ref(x)
+    view = lazybcast.broadcast(x, [4, 2, 3], mode="bidirectional")[1:, ::-1]
+    del x
+    gc.collect()
+    assert ref() is not None
+    np.testing.assert_array_equal(view.materialize(),
+                                  np.broadcast_to(np.arange(6.0).reshape(2, 3), (3, 2, 3))[:, ::-1])
+    del view
+    gc.collect()
+    assert ref() is None  # no reference leaked
+
+
+def test_source_of_a_list_is_kept_too():
+    view = lazybcast.broadcast_to([[1], [2]], (2, 3))
+    gc.collect()
+    np.testing.assert_array_equal(view.materialize(), [[1, 1, 1], [2, 2, 2]])
+
+
+def test_changes_to_the_source_show_through_the_view():
+    x = np.zeros((3, 1), dtype=np.int32)
+    view = lazybcast.broadcast_to(x, (3, 4))
+    zero_copy = np.asarray(view)
+    sliced = view[::2]
+    x[2, 0] = 7
+    np.testing.assert_array_equal(view.materialize()[2], [7] * 4)
+    assert view[2, 3] == 7 and zero_copy[2, 1] == 7
+    np.testing.assert_array_equal(sliced.materialize(), [[0] * 4, [7] * 4])
+    with pytest.raises(ValueError, match="read-only"):
+        zero_copy[0, 0] = 1
+    with pytest.raises(TypeError, match="read-only"):
+        view[0, 0] = 1
+
+
+def test_a_copy_does_not_follow_the_source():
+    import pickle
+
+    x = np.zeros(3)
+    view = lazybcast.broadcast_to(x, (2, 3))
+    clone, copied = pickle.loads(pickle.dumps(view)), np.array(view)
+    x[:] = 5
+    assert clone.materialize().sum() == 0 and copied.sum() == 0
+    assert view.materialize().sum() == 30
+
+
+@pytest.mark.parametrize("make", [
+    lambda: bytearray(b"abcdef"),
+    lambda: array.array("b", b"abcdef"),
+])
+def test_resizable_buffer_is_pinned_while_a_view_exists(make):
+    buf = make()
+    view = lazybcast.broadcast_to(buf, (3, 6))  # through np.asarray(buf): shares memory
+    gc.collect()
+    with pytest.raises(BufferError):
+        buf.extend(b"gh")
+    with pytest.raises(BufferError):
+        del buf[0]
+    buf[0] = ord("z")  # in-place writes are fine, and visible
+    np.testing.assert_array_equal(view.materialize()[2], np.frombuffer(b"zbcdef", np.uint8)
+                                  .astype(view.dtype))
+    sub = view[1:, 2:]
+    del view
+    gc.collect()
+    with pytest.raises(BufferError):  # a slice of the view pins it just the same
+        buf.append(1)
+    del sub
+    gc.collect()
+    buf.extend(b"gh")  # nothing holds it any more
+    assert len(buf) == 8
+
+
+def test_memoryview_source_is_pinned():
+    buf = bytearray(8)
+    view = lazybcast.broadcast_to(memoryview(buf).cast("d"), (4, 1))
+    with pytest.raises(BufferError):
+        buf.extend(b"x")
+    del view
+    gc.collect()
+    buf.extend(b"x")
+
+
+def test_ndarray_resize_refused_while_viewed():
+    x = np.arange(4)
+    view = lazybcast.broadcast_to(x, (2, 4))
+    with pytest.raises(ValueError):
+        x.resize(10)
+    np.testing.assert_array_equal(view.materialize(), [[0, 1, 2, 3]] * 2)
+
+
+# -- out= overlapping the source ----------------------------------------------------------------
+
+
+def _check_into(view, out):
+    expected = np.broadcast_to(view.source, view.shape).copy()  # before out= overwrites it
+    got = view.materialize(out=out)
+    assert got is out
+    np.testing.assert_array_equal(out, expected)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_out_is_the_buffer_the_source_lives_in(threads):
+    x = np.arange(12).reshape(3, 4)
+    _check_into(lazybcast.broadcast_to(x[:, :1], (3, 4)), x)
+    y = np.arange(12.0).reshape(3, 4)
+    _check_into(lazybcast.broadcast_to(y[-1:, ::-1], (3, 4)), y)
+
+
+def test_out_overlaps_the_source_partially_and_reversed():
+    x = np.arange(10)
+    _check_into(lazybcast.broadcast_to(x[2:8], (6,)), x[:6])
+    x = np.arange(10)
+    _check_into(lazybcast.broadcast_to(x[::-1][:6], (6,)), x[:6])
+    x = np.arange(24, dtype=np.int16).reshape(4, 6)
+    _check_into(lazybcast.broadcast_to(x[1:3, :1][:, :, None], (2, 3, 2)),
+                x.reshape(2, 3, 4)[:, :, 1:3])
+
+
+def test_out_overlap_through_a_different_view_of_the_buffer():
+    buf = np.arange(16, dtype=np.uint8)
+    src = buf[::4]  # 0, 4, 8, 12
+    out = buf.reshape(4, 4)
+    _check_into(lazybcast.broadcast_to(src[:, None], (4, 4)), out)
+    assert (buf.reshape(4, 4).T == [0, 4, 8, 12]).all()
+
+
+def test_out_overlap_with_objects_keeps_references_right():
+    a, b = object(), object()
+    x = np.empty((2, 3), dtype=object)
+    x[:] = [[a, b, b], [b, a, a]]
+    before = sys.getrefcount(a), sys.getrefcount(b)
+    _check_into(lazybcast.broadcast_to(x[:, :1], (2, 3)), x)
+    assert x.tolist() == [[a, a, a], [b, b, b]]
+    gc.collect()
+    assert (sys.getrefcount(a), sys.getrefcount(b)) == before  # three of each, as before
+
+
+def test_out_overlap_with_structured_objects():
+    dt = np.dtype([("o", "O"), ("i", "i4")])
+    x = np.array([[("p", 1), ("q", 2)], [("r", 3), ("s", 4)]], dtype=dt)
+    _check_into(lazybcast.broadcast_to(x[:1], (2, 2)), x)
+    assert x.tolist() == [[("p", 1), ("q", 2)]] * 2
+
+
+def test_iter_batches_into_an_out_that_is_the_source():
+    x = np.arange(8.0).reshape(8, 1)
+    view = lazybcast.broadcast_to(x[:4], (4, 1))
+    seen = [b.copy() for b in view.iter_batches(2, out=x[2:4])]
+    # each batch is copied before it lands, so values are those of the source at that moment
+    np.testing.assert_array_equal(seen[0], [[0.0], [1.0]])
+    np.testing.assert_array_equal(seen[1], [[0.0], [1.0]])  # rows 2-3 now hold batch 1
