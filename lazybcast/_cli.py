@@ -23,7 +23,7 @@ def _parser():
     bench.add_argument("--markdown", metavar="FILE",
                        help="write the results table into FILE between its "
                             "<!-- bench:begin --> and <!-- bench:end --> markers")
-    bench.add_argument("--threads", type=int, default=None, metavar="N",
+    bench.add_argument("--threads", type=_positive_int, default=None, metavar="N",
                        help="pass threads=N to materialize() (default: its own choice)")
     bench.add_argument("-k", "--filter", metavar="TEXT",
                        help="only cases whose name or a tag contains TEXT")
@@ -83,6 +83,17 @@ Shapes are comma- or space-separated integers ("" or "()" for a scalar); write a
 starts with a minus sign as --target=-1,2. Nothing is allocated: the data is a zero-stride
 stand-in of the given shape and dtype, so any size can be explained.
 """
+
+
+def _positive_int(text):
+    """argparse type: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return value
 
 
 def _shape_arg(text):

@@ -220,3 +220,12 @@ def requests(draw, mode=None, max_rank=4):
             data.append(t)
             target[start + i] = 1
     return tuple(data), tuple(target), None, mode, axis
+
+
+def call_broadcast(x, target, mapping, mode, axis):
+    """``lazybcast.broadcast`` with the arguments a drawn request uses in its mode."""
+    import lazybcast
+
+    if mode == "pdpd":
+        return lazybcast.broadcast(x, target, mode=mode, axis=axis)
+    return lazybcast.broadcast(x, target, mapping, mode=mode)

@@ -6,17 +6,20 @@ import sys
 
 import numpy as np
 import pytest
-from _core_strategies import MODES, assert_same, dtypes, expected_values, fill, laid_out, requests
+from _core_strategies import (
+    MODES,
+    assert_same,
+    call_broadcast,
+    dtypes,
+    expected_values,
+    fill,
+    laid_out,
+    requests,
+)
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import lazybcast
-
-
-def _call(x, target, mapping, mode, axis):
-    if mode == "pdpd":
-        return lazybcast.broadcast(x, target, mode=mode, axis=axis)
-    return lazybcast.broadcast(x, target, mapping, mode=mode)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -25,7 +28,7 @@ def test_result_is_a_fresh_c_contiguous_writeable_array(mode, data):
     shape, target, mapping, mode, axis = data.draw(requests(mode))
     x = data.draw(laid_out(shape, data.draw(dtypes)))
     expected = expected_values(x, target, mapping, mode, axis)
-    got = _call(x, target, mapping, mode, axis).materialize()
+    got = call_broadcast(x, target, mapping, mode, axis).materialize()
     assert type(got) is np.ndarray
     assert got.flags.c_contiguous and got.flags.writeable and got.flags.owndata
     assert not np.shares_memory(got, x)
@@ -71,7 +74,7 @@ def test_out_in_every_layout(layout, data):
     dtype = data.draw(dtypes)
     x = data.draw(laid_out(shape, dtype))
     expected = expected_values(x, target, mapping, mode, axis)
-    v = _call(x, target, mapping, mode, axis)
+    v = call_broadcast(x, target, mapping, mode, axis)
     out, big, key = _out_layout(layout, v.shape, dtype, data.draw(st.integers(0, 2**32 - 1)))
     assert out.shape == v.shape and out.flags.writeable
     before = None if big is None else big.copy()
@@ -378,7 +381,7 @@ def test_out_overlapping_anywhere(data):
 
     x = cut(int(np.prod(shape)), shape)
     expected = expected_values(x.copy(), target, mapping, mode, axis).copy()
-    v = _call(x, target, mapping, mode, axis)
+    v = call_broadcast(x, target, mapping, mode, axis)
     out = cut(v.size, v.shape)
     assert v.materialize(out=out) is out
     assert_same(out, expected)

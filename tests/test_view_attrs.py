@@ -4,17 +4,11 @@ import math
 
 import numpy as np
 import pytest
-from _core_strategies import MODES, dtypes, expected_values, laid_out, requests
+from _core_strategies import MODES, call_broadcast, dtypes, expected_values, laid_out, requests
 from hypothesis import given
 from hypothesis import strategies as st
 
 import lazybcast
-
-
-def _call(x, target, mapping, mode, axis):
-    if mode == "pdpd":
-        return lazybcast.broadcast(x, target, mode=mode, axis=axis)
-    return lazybcast.broadcast(x, target, mapping, mode=mode)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -23,7 +17,7 @@ def test_attributes_match_the_reference(mode, data):
     shape, target, mapping, mode, axis = data.draw(requests(mode))
     x = data.draw(laid_out(shape, data.draw(dtypes)))
     ref = expected_values(x, target, mapping, mode, axis)
-    v = _call(x, target, mapping, mode, axis)
+    v = call_broadcast(x, target, mapping, mode, axis)
     assert v.shape == ref.shape and type(v.shape) is tuple
     assert all(type(n) is int for n in v.shape)
     assert v.dtype == x.dtype
