@@ -353,6 +353,8 @@ def ref_broadcast(data, target_shape, axes_mapping, mode, axis):
             raise Invalid
         if any(a < 0 or a >= nt for a in axes):
             raise Invalid
+        if nd == 0 and axes and target[axes[0]] != 1:
+            raise Invalid  # OpenVINO: a scalar mapped to one axis needs target size 1 there
         aligned = [1] * nt
         for dim, a in zip(dshape, axes):
             if dim not in (1, target[a]):
