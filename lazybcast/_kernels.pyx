@@ -543,9 +543,12 @@ cdef void _run(const Plan* p, int d, const char* src, char* dst) noexcept nogil:
                 memcpy(dst, src, p.itemsize)
                 _replicate(dst, p.itemsize, n, p.stream)
                 return
-        elif p.dstride[d] < _replicate_chunk:
+        elif p.dstride[d] < _replicate_chunk and not (
+                p.dstride[d] >= 4096 and d + 1 == last and p.sstride[last] == p.itemsize
+                and p.dstride[last] == p.itemsize):
             # Small blocks: write one, then copy it (from cache) into the others. A large
-            # block is cheaper to write again from its (smaller, cache-resident) source.
+            # block, or a block that is one long memcpy anyway, is cheaper to write again
+            # from its (smaller, cache-resident) source.
             _run(p, d + 1, src, dst)
             _replicate(dst, p.dstride[d], n, p.stream)
             return
