@@ -1,20 +1,26 @@
 """Copy kernels: broadcast copies and gathers, dispatched on item size, run without the GIL.
 
-Everything that can fail is checked by the two entry points, :func:`copy_broadcast` and
-:func:`gather`, while they hold the GIL. They build a :c:type:`Plan` (drop size-1 axes, make the
+Everything that can fail is checked by the entry points while they hold the GIL:
+:c:func:`copy_into` (what ``materialize()`` calls; :func:`copy_broadcast` is its Python face)
+and :func:`gather` (fancy indexing). They build a :c:type:`Plan` (drop size-1 axes, make the
 destination strides positive, order the axes by destination stride, merge axes that are
-contiguous in both buffers) and then hand blocks of it to :c:func:`plan_run`, which only moves
-bytes. Between blocks the GIL is taken back to check for Ctrl-C.
+contiguous in both buffers, or keep a gather's index axis with its table of offsets) and hand
+blocks of it to :c:func:`plan_run`, which only moves bytes. Between blocks the GIL is taken back
+to check for Ctrl-C; blocks are shared among threads for large outputs.
 
 How bytes move, innermost first:
 
-* a run contiguous in both buffers is one ``memcpy``;
-* a run that repeats one source element (stride 0) is a typed store loop;
-* any other run is a typed strided loop (item sizes 1, 2, 4, 8 and 16 bytes have their own
-  loops; any other size goes through ``memcpy`` of the item size);
-* an outer broadcast axis whose block is contiguous in the destination is written once and then
-  replicated by doubling ``memcpy`` up to :data:`REPLICATE_CHUNK` bytes, then by copying that
-  cache-resident chunk forward.
+* a run contiguous in both buffers is one ``memcpy`` (non-temporal stores for outputs past
+  :data:`STREAM_BYTES`);
+* a run that repeats one source item is a ``memset`` if the item's bytes are all equal, else a
+  typed store loop (unrolled for short rows) or, when long, replication;
+* a reversed run and any other strided run are typed loops (item sizes 1, 2, 4, 8 and 16 bytes
+  have their own; any other size goes through ``memcpy`` of the item size);
+* a transposing pair of axes is walked in tiles through an L1-sized buffer, written out with
+  SSE2 register transposes for 4- and 8-byte items;
+* an outer broadcast axis whose block is small and contiguous in the destination is written
+  once and replicated by doubling ``memcpy`` up to :data:`REPLICATE_CHUNK` bytes, then by
+  copying that cache-resident chunk forward.
 
 Object arrays take a path that holds the GIL and keeps reference counts right.
 """
@@ -691,8 +697,11 @@ cdef class _Job:
         self.run_items(start, stop, False)
 
 
+import threading as _threading
+
 _pool = None
 _pool_pid = None
+_pool_lock = _threading.Lock()
 
 
 def _thread_pool():
@@ -700,12 +709,13 @@ def _thread_pool():
     pool has no threads behind it and would never run a task)."""
     global _pool, _pool_pid
     import os
-    if _pool is None or _pool_pid != os.getpid():
-        from concurrent.futures import ThreadPoolExecutor
-        _pool = ThreadPoolExecutor(max_workers=max(1, (os.cpu_count() or 1)),
-                                   thread_name_prefix="lazybcast")
-        _pool_pid = os.getpid()
-    return _pool
+    with _pool_lock:
+        if _pool is None or _pool_pid != os.getpid():
+            from concurrent.futures import ThreadPoolExecutor
+            _pool = ThreadPoolExecutor(max_workers=max(1, (os.cpu_count() or 1)),
+                                       thread_name_prefix="lazybcast")
+            _pool_pid = os.getpid()
+        return _pool
 
 
 cdef object _execute(_Job job, int threads):
@@ -840,7 +850,7 @@ def copy_broadcast(cnp.ndarray src not None, cnp.ndarray out not None, threads=N
     """copy_broadcast(src, out, threads=None)
 
     Fill ``out`` with ``np.broadcast_to(src, out.shape)``, where ``src`` already has
-    ``out``'s rank and each of its axes is 1 or ``out``'s size. ``out`` must not overlap
+    ``out``'s rank and each of its axes is 1 or ``out``'s size; ``out`` may overlap
     ``src``. ``threads=None`` uses two threads for outputs of 32 MB and more.
 
     >>> import numpy as np
@@ -849,7 +859,7 @@ def copy_broadcast(cnp.ndarray src not None, cnp.ndarray out not None, threads=N
     array([[0, 1, 2],
            [0, 1, 2]], dtype=int16)
     """
-    copy_into(src, out, threads)
+    copy_into(src.copy() if may_overlap(src, out) else src, out, threads)
     return out
 
 
@@ -888,6 +898,8 @@ def gather(cnp.ndarray src not None, tuple vshape, tuple axes, list indices,
         raise ValueError("out must be a writeable C-contiguous array of src's dtype")
     if nadv != len(indices) or nadv == 0:
         raise ValueError("one index array per advanced axis is needed")
+    if report_axes is not None and len(report_axes) != nadv:
+        raise ValueError(f"report_axes must name {nadv} axes, got {report_axes!r}")
     if bpos < 0 or bndim < 0 or bpos + bndim > out.ndim or out.ndim - bndim != ndim - nadv:
         raise ValueError("out's rank does not match the gather")
     for d in range(ndim):

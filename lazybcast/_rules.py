@@ -115,6 +115,8 @@ def as_shape(value, name="target_shape", *, allow_int=False, allow_negative=Fals
             ) from None
     shape = []
     for i, item in enumerate(items):
+        if isinstance(item, np.ndarray) and item.ndim == 0 and item.dtype.kind in "iu":
+            item = item.item()  # a 0-d integer array is an integer, as in NumPy
         if isinstance(item, (list, tuple, np.ndarray)):
             raise nested_error(
                 f"{name} must be 1-D, but {name}[{i}] is a sequence ({item!r}); "
@@ -244,7 +246,14 @@ def _plan_explicit(data_shape, target_shape, axes_mapping):
     aligned = [1] * nt
     previous = -1
     for i, a in enumerate(axes_mapping):
-        if a < 0 or a >= nt:
+        if a < 0:
+            raise ValueError(
+                f"Broadcast axes_mapping[{i}]: {a} is negative; axes_mapping values are output "
+                f"axes counted from 0, allowed 0 to {nt - 1}" if nt else
+                f"Broadcast axes_mapping[{i}]: {a} is negative; an empty target_shape allows "
+                f"only scalar data and an empty axes_mapping"
+            )
+        if a >= nt:
             raise ValueError(
                 f"Broadcast axes_mapping[{i}]: {a} exceeds target rank {nt}; allowed values are "
                 f"0 to {nt - 1}" if nt else

@@ -29,7 +29,6 @@ from lazybcast._rules import MODES, check_size
 
 cnp.import_array()
 
-_STRUCTURED_WITH_OBJECTS = object()
 #: What a bare ``BroadcastView.__new__`` (for example from a crafted pickle) holds: nothing.
 _EMPTY = np.empty(0, dtype=np.uint8)
 _EMPTY.flags.writeable = False
@@ -85,16 +84,24 @@ cdef class BroadcastView:
 
     @staticmethod
     cdef BroadcastView _wrap(cnp.ndarray source, tuple shape, object base, str mode):
-        """Trusted constructor: ``source`` already has the view's rank and fits ``shape``."""
+        """Fast constructor for callers that already checked the arguments' values. The
+        invariant every kernel relies on (``source`` has the view's rank; each of its axes is
+        1 or the view's size) is still checked here, in O(ndim)."""
         cdef BroadcastView v = BroadcastView.__new__(BroadcastView)
         cdef int d, ndim = len(shape)
-        cdef intp_t size = 1
+        cdef intp_t size = 1, n, m
         cdef list strides = [0] * ndim
+        if cnp.PyArray_NDIM(source) != ndim:
+            raise ValueError(f"source has rank {cnp.PyArray_NDIM(source)}; the view's shape "
+                             f"{shape} needs rank {ndim}")
         for d in range(ndim):
             n = shape[d]
+            m = cnp.PyArray_DIMS(source)[d]
+            if m != n and m != 1:
+                raise ValueError(f"source axis {d} has size {m}; it must be 1 or {n}")
             size *= n
-            if source.shape[d] == n and n != 1:
-                strides[d] = source.strides[d]
+            if m == n and n != 1:
+                strides[d] = cnp.PyArray_STRIDES(source)[d]
         v._source = source
         v.shape = shape
         v.strides = tuple(strides)
@@ -170,6 +177,10 @@ cdef class BroadcastView:
             f"source_shape={tuple(self.base.shape)}, logical={_format_bytes(self.nbytes)}, "
             f"held={_format_bytes(held)})"
         )
+
+    def __bool__(self):
+        # NumPy's rule: the truth of a one-element array is its element's; otherwise an error.
+        return bool(np.broadcast_to(self._source, self.shape))
 
     def __len__(self):
         if not self.shape:

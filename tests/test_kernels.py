@@ -167,3 +167,9 @@ def test_threads_work_in_a_forked_child():
             pytest.fail("materialize(threads=2) hung in a forked child")
         time.sleep(0.05)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_gather_refuses_a_short_report_axes():
+    with pytest.raises(ValueError, match="report_axes"):
+        _kernels.gather(np.arange(3.0), (3,), (0,), [np.array([5], dtype=np.intp)],
+                        np.empty(1), 0, 1, ())

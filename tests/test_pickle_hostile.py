@@ -223,3 +223,25 @@ def test_roundtrip_of_an_object_view_beyond_32_axes():
         clone = pickle.loads(pickle.dumps(view, protocol=protocol))
         assert clone.shape == view.shape
         assert clone.materialize().ravel().tolist() == [(1, 2)] * 3 + ["a"] * 3
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        (np.zeros(1), (1,), (8, 8, 5), "numpy"),        # aligned rank 1, view rank 3
+        (np.zeros(1), (1,) * 40, (5,), "numpy"),        # aligned rank 40, view rank 1
+        (np.zeros(3), (3,), (4,), "numpy"),             # a source axis neither 1 nor 4
+    ],
+)
+def test_make_view_payloads_are_refused(args):
+    """lazybcast's own factory in a crafted pickle cannot make a view that reads astray."""
+    import pickle
+
+    from lazybcast._view import make_view
+
+    class Payload:
+        def __reduce__(self):
+            return (make_view, args)
+
+    with pytest.raises(ValueError):
+        pickle.loads(pickle.dumps(Payload()))

@@ -331,7 +331,10 @@ def test_explicit_range(mapping):
     with pytest.raises(ValueError, match=r"axes_mapping\[0\]") as e:
         lazybcast.broadcast(_x(1), [2, 3, 4], mapping, mode="explicit")
     assert str(mapping[0]) in str(e.value)
-    assert "exceeds target rank 3" in str(e.value)
+    if mapping[0] < 0:
+        assert "is negative" in str(e.value) and "allowed 0 to 2" in str(e.value)
+    else:
+        assert "exceeds target rank 3" in str(e.value)
 
 
 def test_explicit_dim_mismatch_wording():
@@ -447,3 +450,14 @@ def test_size_limit_like_numpy(target):
             lazybcast.broadcast_to(x, target)
     else:
         assert lazybcast.broadcast_to(x, target).shape == target
+
+
+def test_zero_d_integer_arrays_are_sizes_as_in_numpy():
+    x = np.ones(3)
+    target = [np.array(2), np.int16(3)]
+    assert lazybcast.broadcast_to(x, target).shape == np.broadcast_to(x, target).shape
+
+
+def test_negative_axes_mapping_is_named_as_negative():
+    with pytest.raises(ValueError, match=r"axes_mapping\[0\]: -1 is negative"):
+        lazybcast.broadcast(np.ones(3), [3], [-1], mode="explicit")

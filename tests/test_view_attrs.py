@@ -209,3 +209,18 @@ def test_numpy_functions_go_through_dunder_array():
     assert np.sum(v) == ref.sum()
     np.testing.assert_array_equal(np.concatenate([v, v]), np.concatenate([ref, ref]))
 
+
+
+@pytest.mark.parametrize(
+    "value, shape", [(0.0, ()), (1.0, ()), (0.0, (1,)), (2.0, (1, 1)), (1.0, (2, 3)), (1.0, (0,))]
+)
+def test_truth_value_follows_numpy(value, shape):
+    ref = np.broadcast_to(np.float64(value), shape)
+    view = lazybcast.broadcast_to(np.float64(value), shape)
+    try:
+        expected = bool(ref)
+    except ValueError:
+        with pytest.raises(ValueError):
+            bool(view)
+    else:
+        assert bool(view) is expected
