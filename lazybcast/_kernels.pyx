@@ -418,6 +418,16 @@ cdef inline void _rows(item_t* tag, intp_t n0, intp_t s0, intp_t d0,
                 memcpy(d + j * d1, s + j * s1, sizeof(item_t))
 
 
+cdef inline void _copy_item(char* d, const char* s, intp_t size) noexcept nogil:
+    """One item of an odd size: a byte loop beats a ``memcpy`` call for short items."""
+    cdef intp_t k
+    if size <= 16:
+        for k in range(size):
+            d[k] = s[k]
+    else:
+        memcpy(d, s, size)
+
+
 cdef void _rows_any(intp_t size, intp_t n0, intp_t s0, intp_t d0,
                     intp_t n1, intp_t s1, intp_t d1,
                     const char* src, char* dst, bint stream) noexcept nogil:
@@ -435,7 +445,7 @@ cdef void _rows_any(intp_t size, intp_t n0, intp_t s0, intp_t d0,
                 memcpy(d, s, n1 * size)
         else:
             for j in range(n1):
-                memcpy(d + j * d1, s + j * s1, size)
+                _copy_item(d + j * d1, s + j * s1, size)
 
 
 cdef inline void _rows_dispatch(intp_t size, intp_t n0, intp_t s0, intp_t d0,
@@ -443,7 +453,7 @@ cdef inline void _rows_dispatch(intp_t size, intp_t n0, intp_t s0, intp_t d0,
                                 const char* src, char* dst, bint stream) noexcept nogil:
     cdef intp_t i
     if size == 1:
-        if s1 == 0 and d1 == 1:
+        if s1 == 0 and d1 == 1 and n1 >= 64:  # long runs of one byte; short ones unroll below
             for i in range(n0):
                 memset(dst + i * d0, (<const uint8_t*>(src + i * s0))[0], n1)
         else:
