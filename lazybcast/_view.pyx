@@ -24,7 +24,7 @@ from lazybcast._kernels cimport (
 
 import numpy as np
 
-from lazybcast import _indexing, _kernels
+from lazybcast import _indexing
 from lazybcast._rules import MODES, check_size
 
 cnp.import_array()
