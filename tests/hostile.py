@@ -290,6 +290,9 @@ def ref_shape(value, allow_int=False, allow_negative=False):
         items = [value]
     else:
         raise Invalid
+    # a 0-d integer array inside a sequence is an integer, as in NumPy
+    items = [x.item() if isinstance(x, np.ndarray) and x.ndim == 0 and x.dtype.kind in "iu"
+             else x for x in items]
     if not all(_is_int(x) for x in items):
         raise Invalid
     shape = tuple(int(x) for x in items)
