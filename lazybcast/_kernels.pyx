@@ -99,9 +99,33 @@ cdef extern from *:
        i < ni, j < nj, with 4x4 (4-byte items) or 2x2 (8-byte items) register transposes.
        Returns 0 (nothing done) for other item sizes or without SSE2. */
     static inline int lzb_scatter_transposed(const char *buf, Py_ssize_t ni, Py_ssize_t nj,
-                                             char *dst, Py_ssize_t da, Py_ssize_t size) {
+                                             char *dst, Py_ssize_t da, Py_ssize_t size,
+                                             int stream) {
     #if defined(__SSE2__)
         Py_ssize_t i, j, k;
+        /* Non-temporal stores (a large output) need 16-byte aligned rows. */
+        int nt = stream && ((size_t)dst & 15) == 0 && (da & 15) == 0;
+        if (size == 4 && nt) {
+            for (i = 0; i + 4 <= ni; i += 4) {
+                for (j = 0; j + 4 <= nj; j += 4) {
+                    const float *b = (const float *)buf + j * ni + i;
+                    __m128 r0 = _mm_loadu_ps(b), r1 = _mm_loadu_ps(b + ni);
+                    __m128 r2 = _mm_loadu_ps(b + 2 * ni), r3 = _mm_loadu_ps(b + 3 * ni);
+                    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+                    _mm_stream_ps((float *)(dst + i * da + j * 4), r0);
+                    _mm_stream_ps((float *)(dst + (i + 1) * da + j * 4), r1);
+                    _mm_stream_ps((float *)(dst + (i + 2) * da + j * 4), r2);
+                    _mm_stream_ps((float *)(dst + (i + 3) * da + j * 4), r3);
+                }
+                for (; j < nj; j++)
+                    for (k = i; k < i + 4; k++)
+                        memcpy(dst + k * da + j * 4, buf + (j * ni + k) * 4, 4);
+            }
+            for (; i < ni; i++)
+                for (j = 0; j < nj; j++)
+                    memcpy(dst + i * da + j * 4, buf + (j * ni + i) * 4, 4);
+            return 1;
+        }
         if (size == 4) {
             for (i = 0; i + 4 <= ni; i += 4) {
                 for (j = 0; j + 4 <= nj; j += 4) {
@@ -128,8 +152,15 @@ cdef extern from *:
                 for (j = 0; j + 2 <= nj; j += 2) {
                     const double *b = (const double *)buf + j * ni + i;
                     __m128d r0 = _mm_loadu_pd(b), r1 = _mm_loadu_pd(b + ni);
-                    _mm_storeu_pd((double *)(dst + i * da + j * 8), _mm_unpacklo_pd(r0, r1));
-                    _mm_storeu_pd((double *)(dst + (i + 1) * da + j * 8), _mm_unpackhi_pd(r0, r1));
+                    if (nt) {
+                        _mm_stream_pd((double *)(dst + i * da + j * 8), _mm_unpacklo_pd(r0, r1));
+                        _mm_stream_pd((double *)(dst + (i + 1) * da + j * 8),
+                                      _mm_unpackhi_pd(r0, r1));
+                    } else {
+                        _mm_storeu_pd((double *)(dst + i * da + j * 8), _mm_unpacklo_pd(r0, r1));
+                        _mm_storeu_pd((double *)(dst + (i + 1) * da + j * 8),
+                                      _mm_unpackhi_pd(r0, r1));
+                    }
                 }
                 for (; j < nj; j++)
                     for (k = i; k < i + 2; k++)
@@ -141,7 +172,7 @@ cdef extern from *:
             return 1;
         }
     #endif
-        (void)buf; (void)ni; (void)nj; (void)dst; (void)da; (void)size;
+        (void)buf; (void)ni; (void)nj; (void)dst; (void)da; (void)size; (void)stream;
         return 0;
     }
 
@@ -164,7 +195,7 @@ cdef extern from *:
     void lzb_stream_fill(char* dst, int byte, size_t n) noexcept nogil
     void lzb_stream_fence() noexcept nogil
     int lzb_scatter_transposed(const char* buf, intp_t ni, intp_t nj, char* dst, intp_t da,
-                               intp_t size) noexcept nogil
+                               intp_t size, bint stream) noexcept nogil
     bint lzb_all_zero(const char* p, size_t n) noexcept nogil
 
 ctypedef fused item_t:
@@ -518,7 +549,8 @@ cdef void _tiles(const Plan* p, const char* src, char* dst) noexcept nogil:
                            src + i * p.sstride[a] + j * p.sstride[b], buf, False)
             # dst[i + ii, j + jj] <- buf[jj, ii]: runs along axis b, short destination stride
             if p.dstride[b] != size or not lzb_scatter_transposed(
-                    buf, ni, nj, dst + i * p.dstride[a] + j * p.dstride[b], p.dstride[a], size):
+                    buf, ni, nj, dst + i * p.dstride[a] + j * p.dstride[b], p.dstride[a], size,
+                    p.stream):
                 _rows_dispatch(size, ni, size, p.dstride[a], nj, ni * size, p.dstride[b],
                                buf, dst + i * p.dstride[a] + j * p.dstride[b], False)
             j += tile

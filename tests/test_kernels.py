@@ -173,3 +173,18 @@ def test_gather_refuses_a_short_report_axes():
     with pytest.raises(ValueError, match="report_axes"):
         _kernels.gather(np.arange(3.0), (3,), (0,), [np.array([5], dtype=np.intp)],
                         np.empty(1), 0, 1, ())
+
+
+@pytest.mark.parametrize("dtype, cols", [(np.float32, 3203), (np.float64, 2601)])
+def test_large_transposing_copy_with_streaming_stores(dtype, cols):
+    """Past the streaming threshold (1.5x the last-level cache, at least 8 MB) the tiles are
+    written with non-temporal stores; rows whose sizes are not multiples of the 4x4 (2x2)
+    register blocks take the scalar tails."""
+    rows = _kernels.STREAM_BYTES // (cols * np.dtype(dtype).itemsize) + 3  # odd tails
+    shape = (rows, cols)
+    a = _data(shape[::-1], dtype)
+    source = a.T
+    view = lazybcast.broadcast_to(source, shape)
+    assert view.nbytes >= _kernels.STREAM_BYTES
+    for threads in (1, 2):
+        _assert_same_bytes(view.materialize(threads=threads), _expected(source, shape))
