@@ -408,6 +408,20 @@ cdef inline void _fill_rows(item_t* tag, intp_t n0, intp_t s0, intp_t d0, intp_t
             memcpy(d + j * <intp_t>sizeof(item_t), &v, sizeof(item_t))
 
 
+cdef inline void _reverse_streamed(item_t* tag, intp_t n, const char* src,
+                                   char* dst) noexcept nogil:
+    """A reversed run of a large output: reversed into an L1 buffer, then written out with
+    non-temporal stores (no read-for-ownership of the destination)."""
+    cdef char buf[4096]
+    cdef intp_t size = sizeof(item_t), per = sizeof(buf) // sizeof(item_t), done = 0, c, j
+    while done < n:
+        c = min(per, n - done)
+        for j in range(c):
+            memcpy(buf + j * size, src - (done + j) * size, sizeof(item_t))
+        lzb_stream_copy(dst + done * size, buf, c * size)
+        done += c
+
+
 cdef inline void _rows(item_t* tag, intp_t n0, intp_t s0, intp_t d0,
                        intp_t n1, intp_t s1, intp_t d1,
                        const char* src, char* dst, bint stream) noexcept nogil:
@@ -439,8 +453,11 @@ cdef inline void _rows(item_t* tag, intp_t n0, intp_t s0, intp_t d0,
         for i in range(n0):
             s = src + i * s0
             d = dst + i * d0
-            for j in range(n1):
-                memcpy(d + j * size, s - j * size, sizeof(item_t))
+            if stream:
+                _reverse_streamed(tag, n1, s, d)
+            else:
+                for j in range(n1):
+                    memcpy(d + j * size, s - j * size, sizeof(item_t))
     else:
         for i in range(n0):
             s = src + i * s0

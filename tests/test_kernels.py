@@ -188,3 +188,12 @@ def test_large_transposing_copy_with_streaming_stores(dtype, cols):
     assert view.nbytes >= _kernels.STREAM_BYTES
     for threads in (1, 2):
         _assert_same_bytes(view.materialize(threads=threads), _expected(source, shape))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32, np.float64, np.complex128])
+def test_large_reversed_run_with_streaming_stores(dtype):
+    """A reversed run of a large output goes through a buffer and non-temporal stores."""
+    n = _kernels.STREAM_BYTES // np.dtype(dtype).itemsize + 4099  # not a multiple of the buffer
+    source = np.arange(n).astype(dtype)[::-1]
+    out = lazybcast.broadcast_to(source, (n,)).materialize(threads=1)
+    _assert_same_bytes(out, _expected(source, (n,)))
