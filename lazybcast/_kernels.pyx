@@ -105,38 +105,18 @@ cdef extern from *:
         Py_ssize_t i, j, k;
         /* Non-temporal stores (a large output) need 16-byte aligned rows. */
         int nt = stream && ((size_t)dst & 15) == 0 && (da & 15) == 0;
-        if (size == 4 && nt) {
-            for (i = 0; i + 4 <= ni; i += 4) {
-                for (j = 0; j + 4 <= nj; j += 4) {
-                    const float *b = (const float *)buf + j * ni + i;
-                    __m128 r0 = _mm_loadu_ps(b), r1 = _mm_loadu_ps(b + ni);
-                    __m128 r2 = _mm_loadu_ps(b + 2 * ni), r3 = _mm_loadu_ps(b + 3 * ni);
-                    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-                    _mm_stream_ps((float *)(dst + i * da + j * 4), r0);
-                    _mm_stream_ps((float *)(dst + (i + 1) * da + j * 4), r1);
-                    _mm_stream_ps((float *)(dst + (i + 2) * da + j * 4), r2);
-                    _mm_stream_ps((float *)(dst + (i + 3) * da + j * 4), r3);
-                }
-                for (; j < nj; j++)
-                    for (k = i; k < i + 4; k++)
-                        memcpy(dst + k * da + j * 4, buf + (j * ni + k) * 4, 4);
-            }
-            for (; i < ni; i++)
-                for (j = 0; j < nj; j++)
-                    memcpy(dst + i * da + j * 4, buf + (j * ni + i) * 4, 4);
-            return 1;
-        }
         if (size == 4) {
             for (i = 0; i + 4 <= ni; i += 4) {
                 for (j = 0; j + 4 <= nj; j += 4) {
                     const float *b = (const float *)buf + j * ni + i;
-                    __m128 r0 = _mm_loadu_ps(b), r1 = _mm_loadu_ps(b + ni);
-                    __m128 r2 = _mm_loadu_ps(b + 2 * ni), r3 = _mm_loadu_ps(b + 3 * ni);
-                    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-                    _mm_storeu_ps((float *)(dst + i * da + j * 4), r0);
-                    _mm_storeu_ps((float *)(dst + (i + 1) * da + j * 4), r1);
-                    _mm_storeu_ps((float *)(dst + (i + 2) * da + j * 4), r2);
-                    _mm_storeu_ps((float *)(dst + (i + 3) * da + j * 4), r3);
+                    __m128 r[4];
+                    r[0] = _mm_loadu_ps(b); r[1] = _mm_loadu_ps(b + ni);
+                    r[2] = _mm_loadu_ps(b + 2 * ni); r[3] = _mm_loadu_ps(b + 3 * ni);
+                    _MM_TRANSPOSE4_PS(r[0], r[1], r[2], r[3]);
+                    for (k = 0; k < 4; k++) {
+                        float *q = (float *)(dst + (i + k) * da + j * 4);
+                        if (nt) _mm_stream_ps(q, r[k]); else _mm_storeu_ps(q, r[k]);
+                    }
                 }
                 for (; j < nj; j++)
                     for (k = i; k < i + 4; k++)
@@ -152,15 +132,11 @@ cdef extern from *:
                 for (j = 0; j + 2 <= nj; j += 2) {
                     const double *b = (const double *)buf + j * ni + i;
                     __m128d r0 = _mm_loadu_pd(b), r1 = _mm_loadu_pd(b + ni);
-                    if (nt) {
-                        _mm_stream_pd((double *)(dst + i * da + j * 8), _mm_unpacklo_pd(r0, r1));
-                        _mm_stream_pd((double *)(dst + (i + 1) * da + j * 8),
-                                      _mm_unpackhi_pd(r0, r1));
-                    } else {
-                        _mm_storeu_pd((double *)(dst + i * da + j * 8), _mm_unpacklo_pd(r0, r1));
-                        _mm_storeu_pd((double *)(dst + (i + 1) * da + j * 8),
-                                      _mm_unpackhi_pd(r0, r1));
-                    }
+                    __m128d lo = _mm_unpacklo_pd(r0, r1), hi = _mm_unpackhi_pd(r0, r1);
+                    double *q0 = (double *)(dst + i * da + j * 8);
+                    double *q1 = (double *)(dst + (i + 1) * da + j * 8);
+                    if (nt) { _mm_stream_pd(q0, lo); _mm_stream_pd(q1, hi); }
+                    else { _mm_storeu_pd(q0, lo); _mm_storeu_pd(q1, hi); }
                 }
                 for (; j < nj; j++)
                     for (k = i; k < i + 2; k++)
