@@ -121,16 +121,11 @@ cdef class BroadcastView:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
         if base is not None and type(base) is not np.ndarray:
             raise TypeError(f"base must be a numpy.ndarray or None, got {type(base).__name__}")
-        if source.ndim != len(shape):
-            raise ValueError(f"source rank {source.ndim} does not match shape {shape}")
         for d, n in enumerate(shape):
             if n < 0:
                 raise ValueError(f"shape[{d}] is {n}; sizes cannot be negative")
-            if source.shape[d] != n and source.shape[d] != 1:
-                raise ValueError(
-                    f"source axis {d} has size {source.shape[d]}; it must be 1 or {n}"
-                )
         check_size(shape, source.dtype.itemsize, "shape")
+        # _wrap checks the rest of the invariant: the source's rank, each axis 1 or the size.
         return BroadcastView._wrap(source, shape, source if base is None else base, mode)
 
     # -- array attributes -----------------------------------------------------------------
