@@ -37,134 +37,7 @@ import numpy as np
 
 cnp.import_array()
 
-cdef extern from *:
-    """
-    #include <string.h>
-    typedef struct { unsigned char b[16]; } lzb_bytes16;
-
-    #if defined(__SSE2__)
-    #include <emmintrin.h>
-    #include <xmmintrin.h>
-    #endif
-
-    /* Copy n bytes; on x86-64 the bulk goes out with non-temporal stores, which skip the
-       read-for-ownership of every destination line (the buffers must not overlap). */
-    static inline void lzb_stream_copy(char *dst, const char *src, size_t n) {
-    #if defined(__SSE2__)
-        if (n >= 256) {
-            size_t head = (16 - ((size_t)dst & 15)) & 15, i, blocks;
-            memcpy(dst, src, head);
-            dst += head; src += head; n -= head;
-            blocks = n / 64;
-            for (i = 0; i < blocks; i++) {
-                __m128i a = _mm_loadu_si128((const __m128i *)src);
-                __m128i b = _mm_loadu_si128((const __m128i *)(src + 16));
-                __m128i c = _mm_loadu_si128((const __m128i *)(src + 32));
-                __m128i d = _mm_loadu_si128((const __m128i *)(src + 48));
-                _mm_stream_si128((__m128i *)dst, a);
-                _mm_stream_si128((__m128i *)(dst + 16), b);
-                _mm_stream_si128((__m128i *)(dst + 32), c);
-                _mm_stream_si128((__m128i *)(dst + 48), d);
-                src += 64; dst += 64;
-            }
-            n &= 63;
-        }
-    #endif
-        memcpy(dst, src, n);
-    }
-
-    /* memset, the bulk with non-temporal stores (x86-64). */
-    static inline void lzb_stream_fill(char *dst, int byte, size_t n) {
-    #if defined(__SSE2__)
-        if (n >= 256) {
-            size_t head = (16 - ((size_t)dst & 15)) & 15, i, blocks;
-            __m128i v = _mm_set1_epi8((char)byte);
-            memset(dst, byte, head);
-            dst += head; n -= head;
-            blocks = n / 64;
-            for (i = 0; i < blocks; i++) {
-                _mm_stream_si128((__m128i *)dst, v);
-                _mm_stream_si128((__m128i *)(dst + 16), v);
-                _mm_stream_si128((__m128i *)(dst + 32), v);
-                _mm_stream_si128((__m128i *)(dst + 48), v);
-                dst += 64;
-            }
-            n &= 63;
-        }
-    #endif
-        memset(dst, byte, n);
-    }
-
-    /* Tile write-out of a transposing copy: dst[i * da + j * size] = buf[j * ni + i] for
-       i < ni, j < nj, with 4x4 (4-byte items) or 2x2 (8-byte items) register transposes.
-       Returns 0 (nothing done) for other item sizes or without SSE2. */
-    static inline int lzb_scatter_transposed(const char *buf, Py_ssize_t ni, Py_ssize_t nj,
-                                             char *dst, Py_ssize_t da, Py_ssize_t size,
-                                             int stream) {
-    #if defined(__SSE2__)
-        Py_ssize_t i, j, k;
-        /* Non-temporal stores (a large output) need 16-byte aligned rows. */
-        int nt = stream && ((size_t)dst & 15) == 0 && (da & 15) == 0;
-        if (size == 4) {
-            for (i = 0; i + 4 <= ni; i += 4) {
-                for (j = 0; j + 4 <= nj; j += 4) {
-                    const float *b = (const float *)buf + j * ni + i;
-                    __m128 r[4];
-                    r[0] = _mm_loadu_ps(b); r[1] = _mm_loadu_ps(b + ni);
-                    r[2] = _mm_loadu_ps(b + 2 * ni); r[3] = _mm_loadu_ps(b + 3 * ni);
-                    _MM_TRANSPOSE4_PS(r[0], r[1], r[2], r[3]);
-                    for (k = 0; k < 4; k++) {
-                        float *q = (float *)(dst + (i + k) * da + j * 4);
-                        if (nt) _mm_stream_ps(q, r[k]); else _mm_storeu_ps(q, r[k]);
-                    }
-                }
-                for (; j < nj; j++)
-                    for (k = i; k < i + 4; k++)
-                        memcpy(dst + k * da + j * 4, buf + (j * ni + k) * 4, 4);
-            }
-            for (; i < ni; i++)
-                for (j = 0; j < nj; j++)
-                    memcpy(dst + i * da + j * 4, buf + (j * ni + i) * 4, 4);
-            return 1;
-        }
-        if (size == 8) {
-            for (i = 0; i + 2 <= ni; i += 2) {
-                for (j = 0; j + 2 <= nj; j += 2) {
-                    const double *b = (const double *)buf + j * ni + i;
-                    __m128d r0 = _mm_loadu_pd(b), r1 = _mm_loadu_pd(b + ni);
-                    __m128d lo = _mm_unpacklo_pd(r0, r1), hi = _mm_unpackhi_pd(r0, r1);
-                    double *q0 = (double *)(dst + i * da + j * 8);
-                    double *q1 = (double *)(dst + (i + 1) * da + j * 8);
-                    if (nt) { _mm_stream_pd(q0, lo); _mm_stream_pd(q1, hi); }
-                    else { _mm_storeu_pd(q0, lo); _mm_storeu_pd(q1, hi); }
-                }
-                for (; j < nj; j++)
-                    for (k = i; k < i + 2; k++)
-                        memcpy(dst + k * da + j * 8, buf + (j * ni + k) * 8, 8);
-            }
-            for (; i < ni; i++)
-                for (j = 0; j < nj; j++)
-                    memcpy(dst + i * da + j * 8, buf + (j * ni + i) * 8, 8);
-            return 1;
-        }
-    #endif
-        (void)buf; (void)ni; (void)nj; (void)dst; (void)da; (void)size; (void)stream;
-        return 0;
-    }
-
-    /* Make non-temporal stores visible before anyone reads the output. */
-    static inline void lzb_stream_fence(void) {
-    #if defined(__SSE2__)
-        _mm_sfence();
-    #endif
-    }
-
-    static inline int lzb_all_zero(const char *p, size_t n) {
-        size_t i;
-        for (i = 0; i < n; i++) if (p[i]) return 0;
-        return 1;
-    }
-    """
+cdef extern from "_kernels_simd.h":
     ctypedef struct lzb_bytes16:
         pass
     void lzb_stream_copy(char* dst, const char* src, size_t n) noexcept nogil
@@ -172,6 +45,8 @@ cdef extern from *:
     void lzb_stream_fence() noexcept nogil
     int lzb_scatter_transposed(const char* buf, intp_t ni, intp_t nj, char* dst, intp_t da,
                                intp_t size, bint stream) noexcept nogil
+    int lzb_fill_rows(char* dst, intp_t dstep, const char* src, intp_t sstep, intp_t n,
+                      intp_t size, intp_t len) noexcept nogil
     bint lzb_all_zero(const char* p, size_t n) noexcept nogil
 
 ctypedef fused item_t:
@@ -407,6 +282,9 @@ cdef inline void _rows(item_t* tag, intp_t n0, intp_t s0, intp_t d0,
     cdef const char* s
     cdef char* d
     if s1 == 0 and d1 == size:
+        if lzb_fill_rows(dst, d0, src, s0, n0, size, n1 * size):
+            return
+        # portable loops (no SSE2)
         if n1 == 2:
             _fill_rows(tag, n0, s0, d0, 2, src, dst)
         elif n1 == 3:

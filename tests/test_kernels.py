@@ -67,7 +67,8 @@ def test_copy_broadcast_matches_numpy(layout):
     _assert_same_bytes(out, _expected(source, shape))
 
 
-@pytest.mark.parametrize("dtype", [np.uint8, np.float32, np.float64, np.complex128, "V3"])
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float32, np.float64, np.complex128,
+                                   "V3"])
 @pytest.mark.parametrize("view", ["T", "T-reversed", "strided-T"])
 def test_transposing_copy_uses_tiles_and_is_right(dtype, view):
     a = _data((300, 517), dtype)
@@ -175,11 +176,12 @@ def test_gather_refuses_a_short_report_axes():
                         np.empty(1), 0, 1, ())
 
 
-@pytest.mark.parametrize("dtype, cols", [(np.float32, 3203), (np.float64, 2601)])
+@pytest.mark.parametrize("dtype, cols", [(np.uint8, 6421), (np.int16, 4099), (np.float32, 3203),
+                                         (np.float64, 2601), (np.uint8, 4096)])
 def test_large_transposing_copy_with_streaming_stores(dtype, cols):
     """Past the streaming threshold (1.5x the last-level cache, at least 8 MB) the tiles are
-    written with non-temporal stores; rows whose sizes are not multiples of the 4x4 (2x2)
-    register blocks take the scalar tails."""
+    written with non-temporal stores; rows whose sizes are not multiples of the 16x16 (8x8,
+    4x4, 2x2) register blocks take the scalar tails."""
     rows = _kernels.STREAM_BYTES // (cols * np.dtype(dtype).itemsize) + 3  # odd tails
     shape = (rows, cols)
     a = _data(shape[::-1], dtype)
@@ -197,3 +199,28 @@ def test_large_reversed_run_with_streaming_stores(dtype):
     source = np.arange(n).astype(dtype)[::-1]
     out = lazybcast.broadcast_to(source, (n,)).materialize(threads=1)
     _assert_same_bytes(out, _expected(source, (n,)))
+
+
+@pytest.mark.parametrize("dtype", ITEM_DTYPES)
+def test_repeated_item_rows_stay_inside_their_rows(dtype):
+    """(N, 1) -> (N, k) rows are written with overlapping word or vector stores, or (packed
+    rows) with byte shuffles of 16-byte groups of items: every k from 1 to 70, with a row
+    count that leaves a partial group, must fill its rows and touch nothing around them."""
+    for rows in (37, 1037):
+        source = _data((rows, 1), dtype)
+        for k in range(1, 71):
+            want = _expected(source, (rows, k))
+            # rows apart: a strided output with a guard column on each side
+            guarded = _data((rows, k + 2), dtype)[::-1]
+            before = guarded.copy()
+            out = guarded[:, 1:k + 1]
+            lazybcast.broadcast_to(source, (rows, k)).materialize(out=out)
+            _assert_same_bytes(out, want)
+            _assert_same_bytes(guarded[:, [0, k + 1]], before[:, [0, k + 1]])
+            # packed rows: a C-contiguous output with a guard item on each side
+            flat = _data((rows * k + 2,), dtype)[::-1].copy()
+            before = flat.copy()
+            out = flat[1:-1].reshape(rows, k)
+            lazybcast.broadcast_to(source, (rows, k)).materialize(out=out)
+            _assert_same_bytes(out, want)
+            _assert_same_bytes(flat[[0, -1]], before[[0, -1]])

@@ -1,0 +1,392 @@
+/* The vector building blocks of lazybcast/_kernels.pyx.
+ *
+ * Each helper moves bytes its caller has already validated; none of them allocates or fails.
+ * On x86-64 they use SSE2 (always there), and AVX2 when the CPU has it (chosen at run time,
+ * so one wheel serves every x86-64 CPU). Elsewhere the helpers that return int return 0
+ * ("not done here") and the caller's portable loop does the work.
+ *
+ * Contents:
+ *   lzb_stream_copy, lzb_stream_fill, lzb_stream_fence: non-temporal copy and fill;
+ *   lzb_fill_rows: rows of one repeated item, with overlapping word or vector stores;
+ *   lzb_scatter_transposed: the write-out of a transposing tile, as register transposes;
+ *   lzb_all_zero.
+ */
+#ifndef LAZYBCAST_KERNELS_SIMD_H
+#define LAZYBCAST_KERNELS_SIMD_H
+
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef struct { unsigned char b[16]; } lzb_bytes16;
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#include <xmmintrin.h>
+#define LZB_SSE2 1
+#endif
+
+#if defined(LZB_SSE2) && (defined(__GNUC__) || defined(__clang__)) && \
+    (defined(__x86_64__) || defined(__i386__))
+#include <immintrin.h>
+#define LZB_X86_DISPATCH 1
+/* Which extensions beyond SSE2 does this CPU have? Asked once (a race between threads
+   writes the same answer): bit 0 SSSE3, bit 1 AVX2. */
+static int lzb_cpu_state = -1;
+static inline int lzb_cpu(void) {
+    if (lzb_cpu_state < 0) {
+        __builtin_cpu_init();
+        lzb_cpu_state = (__builtin_cpu_supports("ssse3") ? 1 : 0)
+                        | (__builtin_cpu_supports("avx2") ? 2 : 0);
+    }
+    return lzb_cpu_state;
+}
+#define lzb_has_ssse3() (lzb_cpu() & 1)
+#define lzb_has_avx2() (lzb_cpu() & 2)
+#endif
+
+/* Copy n bytes; on x86-64 the bulk goes out with non-temporal stores, which skip the
+   read-for-ownership of every destination line (the buffers must not overlap). */
+static inline void lzb_stream_copy(char *dst, const char *src, size_t n) {
+#if defined(LZB_SSE2)
+    if (n >= 256) {
+        size_t head = (16 - ((size_t)dst & 15)) & 15, i, blocks;
+        memcpy(dst, src, head);
+        dst += head; src += head; n -= head;
+        blocks = n / 64;
+        for (i = 0; i < blocks; i++) {
+            __m128i a = _mm_loadu_si128((const __m128i *)src);
+            __m128i b = _mm_loadu_si128((const __m128i *)(src + 16));
+            __m128i c = _mm_loadu_si128((const __m128i *)(src + 32));
+            __m128i d = _mm_loadu_si128((const __m128i *)(src + 48));
+            _mm_stream_si128((__m128i *)dst, a);
+            _mm_stream_si128((__m128i *)(dst + 16), b);
+            _mm_stream_si128((__m128i *)(dst + 32), c);
+            _mm_stream_si128((__m128i *)(dst + 48), d);
+            src += 64; dst += 64;
+        }
+        n &= 63;
+    }
+#endif
+    memcpy(dst, src, n);
+}
+
+/* memset, the bulk with non-temporal stores (x86-64). */
+static inline void lzb_stream_fill(char *dst, int byte, size_t n) {
+#if defined(LZB_SSE2)
+    if (n >= 256) {
+        size_t head = (16 - ((size_t)dst & 15)) & 15, i, blocks;
+        __m128i v = _mm_set1_epi8((char)byte);
+        memset(dst, byte, head);
+        dst += head; n -= head;
+        blocks = n / 64;
+        for (i = 0; i < blocks; i++) {
+            _mm_stream_si128((__m128i *)dst, v);
+            _mm_stream_si128((__m128i *)(dst + 16), v);
+            _mm_stream_si128((__m128i *)(dst + 32), v);
+            _mm_stream_si128((__m128i *)(dst + 48), v);
+            dst += 64;
+        }
+        n &= 63;
+    }
+#endif
+    memset(dst, byte, n);
+}
+
+/* Make non-temporal stores visible before anyone reads the output. */
+static inline void lzb_stream_fence(void) {
+#if defined(LZB_SSE2)
+    _mm_sfence();
+#endif
+}
+
+static inline int lzb_all_zero(const char *p, size_t n) {
+    size_t i;
+    for (i = 0; i < n; i++) if (p[i]) return 0;
+    return 1;
+}
+
+/* ---- Rows of one repeated item --------------------------------------------------------
+ * Row i is the len bytes at dst + i * dstep, all copies of the item at src + i * sstep
+ * (size 1, 2, 4, 8 or 16 bytes; len a multiple of size, at least size). A word or vector
+ * holding the item repeated is stored at 0, W, 2W, ... and a last time at len - W,
+ * overlapping the one before: every store starts at a multiple of the item size (W is one)
+ * and ends inside the row, so a row of any length takes a few stores and no loop tail. The
+ * choice of store width is made once per call, not per row. */
+
+/* The item at p (1, 2, 4 or 8 bytes) repeated over 8 bytes. */
+static inline uint64_t lzb_repeat64(const char *p, Py_ssize_t size) {
+    uint8_t b; uint16_t h; uint32_t w; uint64_t q;
+    switch (size) {
+    case 1: memcpy(&b, p, 1); return b * UINT64_C(0x0101010101010101);
+    case 2: memcpy(&h, p, 2); return h * UINT64_C(0x0001000100010001);
+    case 4: memcpy(&w, p, 4); return w * UINT64_C(0x0000000100000001);
+    default: memcpy(&q, p, 8); return q;
+    }
+}
+
+/* Rows shorter than 16 bytes (so size <= 8): two stores of W bytes, at 0 and len - W
+   (one store when len == W). */
+#define LZB_SHORT_ROWS(W)                                                                 \
+    for (i = 0; i < n; i++) {                                                             \
+        uint64_t v = lzb_repeat64(src + i * sstep, size);                                 \
+        char *d = dst + i * dstep;                                                        \
+        memcpy(d, &v, W);                                                                 \
+        if (len != W)                                                                     \
+            memcpy(d + len - W, &v, W);                                                   \
+    }
+
+/* Rows of 16 to 64 bytes: K - 1 16-byte stores at 0, 16, .. and one at len - 16. */
+#define LZB_VECTOR_ROWS(K)                                                                \
+    for (i = 0; i < n; i++) {                                                             \
+        __m128i v = lzb_splat128(src + i * sstep, size);                                  \
+        char *d = dst + i * dstep;                                                        \
+        int k;                                                                            \
+        for (k = 0; k < K - 1; k++)                                                       \
+            _mm_storeu_si128((__m128i *)(d + 16 * k), v);                                 \
+        _mm_storeu_si128((__m128i *)(d + len - 16), v);                                   \
+    }
+
+#if defined(LZB_SSE2)
+static inline __m128i lzb_splat128(const char *item, Py_ssize_t size) {
+    if (size == 16)
+        return _mm_loadu_si128((const __m128i *)item);
+    return _mm_set1_epi64x((long long)lzb_repeat64(item, size));
+}
+#endif
+
+#if defined(LZB_X86_DISPATCH)
+/* Rows of 128 bytes or more: 32-byte stores, aligned to 32 bytes after the first when the
+   row starts on an item boundary (unaligned ones that straddle two cache lines cost more). */
+__attribute__((target("avx2")))
+static void lzb_fill_rows_avx2(char *dst, Py_ssize_t dstep, const char *src, Py_ssize_t sstep,
+                               Py_ssize_t n, Py_ssize_t size, Py_ssize_t len) {
+    Py_ssize_t i, o;
+    for (i = 0; i < n; i++) {
+        char *d = dst + i * dstep;
+        __m256i v = _mm256_broadcastsi128_si256(lzb_splat128(src + i * sstep, size));
+        _mm256_storeu_si256((__m256i *)d, v);
+        o = ((size_t)d & (size_t)(size - 1)) ? 32 : (Py_ssize_t)((32 - ((size_t)d & 31)) & 31);
+        for (; o + 32 < len; o += 32)
+            _mm256_storeu_si256((__m256i *)(d + o), v);
+        _mm256_storeu_si256((__m256i *)(d + len - 32), v);
+    }
+}
+#endif
+
+#if defined(LZB_X86_DISPATCH)
+/* Packed short rows (row i at dst + i * len, item i at src + i * size, size < 16): that is
+   np.repeat. Each 16 source bytes (16 / size items) become len / size output vectors, each
+   one byte shuffle of those 16 bytes. Returns how many rows it wrote (whole groups of
+   16 / size); the caller writes the rest. */
+__attribute__((target("ssse3")))
+static Py_ssize_t lzb_repeat_packed_ssse3(char *dst, const char *src, Py_ssize_t n,
+                                          Py_ssize_t size, Py_ssize_t len) {
+    __m128i mask[64];
+    unsigned char m[16];
+    Py_ssize_t items = 16 / size, nv = len / size, groups = n / items, p, v, b;
+    Py_ssize_t item = 0, byte = 0, inrow = 0;
+    if (nv > 64)
+        return 0;
+    /* output byte o of a group is byte (o % size) of item (o / len): walk o with counters */
+    for (v = 0; v < nv; v++) {
+        for (b = 0; b < 16; b++) {
+            m[b] = (unsigned char)(item * size + byte);
+            if (++byte == size) byte = 0;
+            if (++inrow == len) { inrow = 0; item++; }
+        }
+        mask[v] = _mm_loadu_si128((const __m128i *)m);
+    }
+    for (p = 0; p < groups; p++) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(src + p * 16));
+        __m128i *q = (__m128i *)(dst + p * 16 * nv);
+        for (v = 0; v < nv; v++)
+            _mm_storeu_si128(q + v, _mm_shuffle_epi8(x, mask[v]));
+    }
+    return groups * items;
+}
+#endif
+
+/* The per-row stores of lzb_fill_rows, inlined once per item size (a constant there). */
+static inline void lzb_fill_rows_sized(char *dst, Py_ssize_t dstep, const char *src,
+                                       Py_ssize_t sstep, Py_ssize_t n, Py_ssize_t size,
+                                       Py_ssize_t len) {
+    Py_ssize_t i;
+    if (len < 16) {  /* size <= 8 here */
+        if (len >= 8) { LZB_SHORT_ROWS(8) }
+        else if (len >= 4) { LZB_SHORT_ROWS(4) }
+        else if (len >= 2) { LZB_SHORT_ROWS(2) }
+        else { LZB_SHORT_ROWS(1) }
+        return;
+    }
+#if defined(LZB_SSE2)
+    if (len <= 16) { LZB_VECTOR_ROWS(1) }
+    else if (len <= 32) { LZB_VECTOR_ROWS(2) }
+    else if (len <= 48) { LZB_VECTOR_ROWS(3) }
+    else if (len <= 64) { LZB_VECTOR_ROWS(4) }
+    else {
+        for (i = 0; i < n; i++) {
+            __m128i v = lzb_splat128(src + i * sstep, size);
+            char *d = dst + i * dstep;
+            Py_ssize_t o;
+            for (o = 0; o + 16 < len; o += 16)
+                _mm_storeu_si128((__m128i *)(d + o), v);
+            _mm_storeu_si128((__m128i *)(d + len - 16), v);
+        }
+    }
+#endif
+}
+
+static inline int lzb_fill_rows(char *dst, Py_ssize_t dstep, const char *src, Py_ssize_t sstep,
+                                Py_ssize_t n, Py_ssize_t size, Py_ssize_t len) {
+#if defined(LZB_SSE2)
+    if ((size & (size - 1)) != 0 || size > 16 || len < size)
+        return 0;
+#if defined(LZB_X86_DISPATCH)
+    /* Measured (ns per row, C loop): shuffles win for rows of up to 32 bytes (2x-4x at 16
+       bytes) but not for 32-byte rows of 8-byte items, and for rows of up to 64 bytes of
+       1- and 2-byte items that are not a whole number of vectors; per-row stores win for
+       the other rows of 32 bytes and more. */
+    if ((len < 32 || (len == 32 && size <= 4) || (size <= 2 && len < 64 && len % 16 != 0))
+            && dstep == len && sstep == size && n * len >= 1024 && lzb_has_ssse3()) {
+        Py_ssize_t done = lzb_repeat_packed_ssse3(dst, src, n, size, len);
+        dst += done * dstep;
+        src += done * sstep;
+        n -= done;
+    }
+    if (len >= 128 && lzb_has_avx2()) {
+        lzb_fill_rows_avx2(dst, dstep, src, sstep, n, size, len);
+        return 1;
+    }
+#endif
+    switch (size) {
+    case 1: lzb_fill_rows_sized(dst, dstep, src, sstep, n, 1, len); break;
+    case 2: lzb_fill_rows_sized(dst, dstep, src, sstep, n, 2, len); break;
+    case 4: lzb_fill_rows_sized(dst, dstep, src, sstep, n, 4, len); break;
+    case 8: lzb_fill_rows_sized(dst, dstep, src, sstep, n, 8, len); break;
+    default: lzb_fill_rows_sized(dst, dstep, src, sstep, n, 16, len); break;
+    }
+    return 1;
+#else
+    (void)dst; (void)dstep; (void)src; (void)sstep; (void)n; (void)size; (void)len;
+    return 0;
+#endif
+}
+
+/* ---- Transposing tiles ----------------------------------------------------------------
+ * lzb_scatter_transposed(buf, ni, nj, dst, da, size, stream):
+ *   dst[i * da + j * size] = buf[(j * ni + i) * size] for i < ni, j < nj,
+ * in square blocks of B x B items transposed in registers (B = 16 / size: 16x16 bytes,
+ * 8x8 two-byte, 4x4 four-byte, 2x2 eight-byte items), the edges item by item. With stream
+ * set and 16-byte aligned rows the blocks are written with non-temporal stores. Returns 0
+ * (nothing done) for other item sizes or without SSE2. */
+
+#if defined(LZB_SSE2)
+/* r[k] <- the k-th column of the 16 x 16 bytes (or 8 x 8 two-byte, 4 x 4 four-byte,
+   2 x 2 eight-byte items) held one row per register in r[0 .. 16/size - 1]. */
+static inline void lzb_transpose128(__m128i *r, Py_ssize_t size) {
+    __m128i t[16];
+    int k, rows = (int)(16 / size);
+    if (size == 1) {
+        for (k = 0; k < 8; k++) {
+            t[k] = _mm_unpacklo_epi8(r[2 * k], r[2 * k + 1]);
+            t[k + 8] = _mm_unpackhi_epi8(r[2 * k], r[2 * k + 1]);
+        }
+        /* t[k] (k < 8): rows 2k, 2k+1 interleaved, bytes 0..7; t[k + 8]: bytes 8..15 */
+        for (k = 0; k < 4; k++) {
+            r[k] = _mm_unpacklo_epi16(t[2 * k], t[2 * k + 1]);
+            r[k + 4] = _mm_unpackhi_epi16(t[2 * k], t[2 * k + 1]);
+            r[k + 8] = _mm_unpacklo_epi16(t[2 * k + 8], t[2 * k + 9]);
+            r[k + 12] = _mm_unpackhi_epi16(t[2 * k + 8], t[2 * k + 9]);
+        }
+        for (k = 0; k < 8; k += 2) {
+            t[k / 2] = _mm_unpacklo_epi32(r[2 * k], r[2 * k + 1]);
+            t[k / 2 + 4] = _mm_unpackhi_epi32(r[2 * k], r[2 * k + 1]);
+            t[k / 2 + 8] = _mm_unpacklo_epi32(r[2 * k + 2], r[2 * k + 3]);
+            t[k / 2 + 12] = _mm_unpackhi_epi32(r[2 * k + 2], r[2 * k + 3]);
+        }
+        for (k = 0; k < 4; k++) {
+            r[4 * k + 0] = _mm_unpacklo_epi64(t[k], t[k + 8]);
+            r[4 * k + 1] = _mm_unpackhi_epi64(t[k], t[k + 8]);
+            r[4 * k + 2] = _mm_unpacklo_epi64(t[k + 4], t[k + 12]);
+            r[4 * k + 3] = _mm_unpackhi_epi64(t[k + 4], t[k + 12]);
+        }
+        return;
+    }
+    if (size == 2) {
+        for (k = 0; k < 4; k++) {
+            t[k] = _mm_unpacklo_epi16(r[2 * k], r[2 * k + 1]);
+            t[k + 4] = _mm_unpackhi_epi16(r[2 * k], r[2 * k + 1]);
+        }
+        for (k = 0; k < 2; k++) {
+            r[k] = _mm_unpacklo_epi32(t[2 * k], t[2 * k + 1]);
+            r[k + 2] = _mm_unpackhi_epi32(t[2 * k], t[2 * k + 1]);
+            r[k + 4] = _mm_unpacklo_epi32(t[2 * k + 4], t[2 * k + 5]);
+            r[k + 6] = _mm_unpackhi_epi32(t[2 * k + 4], t[2 * k + 5]);
+        }
+        for (k = 0; k < 4; k++) {
+            t[2 * k] = _mm_unpacklo_epi64(r[2 * k], r[2 * k + 1]);
+            t[2 * k + 1] = _mm_unpackhi_epi64(r[2 * k], r[2 * k + 1]);
+        }
+        for (k = 0; k < rows; k++)
+            r[k] = t[k];
+        return;
+    }
+    if (size == 4) {
+        t[0] = _mm_unpacklo_epi32(r[0], r[1]); t[1] = _mm_unpackhi_epi32(r[0], r[1]);
+        t[2] = _mm_unpacklo_epi32(r[2], r[3]); t[3] = _mm_unpackhi_epi32(r[2], r[3]);
+        r[0] = _mm_unpacklo_epi64(t[0], t[2]); r[1] = _mm_unpackhi_epi64(t[0], t[2]);
+        r[2] = _mm_unpacklo_epi64(t[1], t[3]); r[3] = _mm_unpackhi_epi64(t[1], t[3]);
+        return;
+    }
+    t[0] = _mm_unpacklo_epi64(r[0], r[1]); t[1] = _mm_unpackhi_epi64(r[0], r[1]);
+    r[0] = t[0]; r[1] = t[1];
+}
+#endif
+
+#if defined(LZB_SSE2)
+/* The body of lzb_scatter_transposed, inlined once per item size (a constant there). */
+static inline void lzb_scatter_sized(const char *buf, Py_ssize_t ni, Py_ssize_t nj,
+                                     char *dst, Py_ssize_t da, Py_ssize_t size, int nt) {
+    Py_ssize_t i, j, k, b = 16 / size;
+    __m128i r[16];
+    for (i = 0; i + b <= ni; i += b) {
+        for (j = 0; j + b <= nj; j += b) {
+            for (k = 0; k < b; k++)
+                r[k] = _mm_loadu_si128((const __m128i *)(buf + ((j + k) * ni + i) * size));
+            lzb_transpose128(r, size);
+            for (k = 0; k < b; k++) {
+                __m128i *q = (__m128i *)(dst + (i + k) * da + j * size);
+                if (nt) _mm_stream_si128(q, r[k]); else _mm_storeu_si128(q, r[k]);
+            }
+        }
+        for (; j < nj; j++)
+            for (k = i; k < i + b; k++)
+                memcpy(dst + k * da + j * size, buf + (j * ni + k) * size, (size_t)size);
+    }
+    for (; i < ni; i++)
+        for (j = 0; j < nj; j++)
+            memcpy(dst + i * da + j * size, buf + (j * ni + i) * size, (size_t)size);
+}
+#endif
+
+static inline int lzb_scatter_transposed(const char *buf, Py_ssize_t ni, Py_ssize_t nj,
+                                         char *dst, Py_ssize_t da, Py_ssize_t size,
+                                         int stream) {
+#if defined(LZB_SSE2)
+    /* Non-temporal stores (a large output) need 16-byte aligned rows. */
+    int nt = stream && ((size_t)dst & 15) == 0 && (da & 15) == 0;
+    switch (size) {
+    case 1: lzb_scatter_sized(buf, ni, nj, dst, da, 1, nt); return 1;
+    case 2: lzb_scatter_sized(buf, ni, nj, dst, da, 2, nt); return 1;
+    case 4: lzb_scatter_sized(buf, ni, nj, dst, da, 4, nt); return 1;
+    case 8: lzb_scatter_sized(buf, ni, nj, dst, da, 8, nt); return 1;
+    default: return 0;
+    }
+#else
+    (void)buf; (void)ni; (void)nj; (void)dst; (void)da; (void)size; (void)stream;
+    return 0;
+#endif
+}
+
+#endif /* LAZYBCAST_KERNELS_SIMD_H */
