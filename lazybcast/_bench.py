@@ -209,9 +209,12 @@ def _machine():
         commit = done.stdout.strip() or None
     except (OSError, subprocess.SubprocessError):
         pass
+    from lazybcast._kernels import simd_features
+
     return {
         "cpu": model,
         "cores": os.cpu_count(),
+        "simd": list(simd_features()),
         "python": platform.python_version(),
         "numpy": np.__version__,
         "lazybcast": __version__,
@@ -228,7 +231,8 @@ def _markdown(report):
         "",
         f"Machine: {m['cpu']}, {m['cores']} cores; Python {m['python']}, NumPy {m['numpy']}, "
         f"lazybcast {m['lazybcast']}" + (f" (commit {m['commit']})" if m["commit"] else "")
-        + f"; {m['platform']}.",
+        + f"; {m['platform']}; kernels with "
+        + (" + ".join(m.get("simd", [])) or "portable C loops") + ".",
         f"Best of N single calls (each case ran for about {report['budget']:g} s, the five "
         f"callables taking turns); `threads={report['threads']}`.",
         "",

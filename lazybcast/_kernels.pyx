@@ -12,16 +12,20 @@ How bytes move, innermost first:
 
 * a run contiguous in both buffers is one ``memcpy`` (non-temporal stores for outputs past
   :data:`STREAM_BYTES`);
-* a run that repeats one source item is a ``memset`` if the item's bytes are all equal, else a
-  typed store loop (unrolled for short rows) or, when long, replication;
+* a run that repeats one source item is a ``memset`` if the item's bytes are all equal, else
+  (items of 1 to 16 bytes) overlapping word or vector stores, row by row, or, for many short
+  rows packed together, byte shuffles of 16 source bytes at a time (``np.repeat``), or, when
+  long, replication;
 * a reversed run and any other strided run are typed loops (item sizes 1, 2, 4, 8 and 16 bytes
   have their own; any other size goes through ``memcpy`` of the item size);
 * a transposing pair of axes is walked in tiles through an L1-sized buffer, written out with
-  SSE2 register transposes for 4- and 8-byte items;
+  register transposes of 16-byte rows (items of 1, 2, 4 and 8 bytes);
 * an outer broadcast axis whose block is small and contiguous in the destination is written
   once and replicated by doubling ``memcpy`` up to :data:`REPLICATE_CHUNK` bytes, then by
   copying that cache-resident chunk forward.
 
+The vector code is in ``_kernels_simd.h``: SSE2 on x86-64, plus SSSE3 shuffles and AVX2 stores
+where the CPU has them, chosen at run time (:func:`simd_features`); elsewhere portable loops.
 Object arrays take a path that holds the GIL and keeps reference counts right.
 """
 
@@ -48,6 +52,8 @@ cdef extern from "_kernels_simd.h":
     int lzb_fill_rows(char* dst, intp_t dstep, const char* src, intp_t sstep, intp_t n,
                       intp_t size, intp_t len) noexcept nogil
     bint lzb_all_zero(const char* p, size_t n) noexcept nogil
+    int lzb_cpu_limit(int mask) noexcept nogil
+    int lzb_cpu_in_use() noexcept nogil
 
 ctypedef fused item_t:
     uint8_t
@@ -892,6 +898,34 @@ def gather(cnp.ndarray src not None, tuple vshape, tuple axes, list indices,
     finally:
         free(offsets)
     return out
+
+
+# Each name with its bit in lzb_cpu_in_use(); SSE2 is compiled in, the others chosen at run time.
+_FEATURES = {"SSE2": 2, "SSSE3": 0, "AVX2": 1}
+
+
+def simd_features():
+    """The vector extensions the kernels use on this CPU: SSE2 on x86-64 (always), SSSE3 and
+    AVX2 when the CPU has them (chosen at run time); none elsewhere (portable C loops).
+
+    >>> set(simd_features()) <= {"SSE2", "SSSE3", "AVX2"}
+    True
+    """
+    cdef int bits = lzb_cpu_in_use()
+    return tuple(name for name, bit in _FEATURES.items() if bits >> bit & 1)
+
+
+def _limit_simd(names):
+    """Test hook: let the kernels choose only the named run-time extensions ("SSSE3",
+    "AVX2"); ``None``: all the CPU has. Returns :func:`simd_features`."""
+    cdef int mask = -1
+    if names is not None:
+        unknown = set(names) - {"SSSE3", "AVX2"}
+        if unknown:
+            raise ValueError(f"names must be among 'SSSE3' and 'AVX2', got {sorted(unknown)}")
+        mask = sum(1 << _FEATURES[name] for name in set(names))
+    lzb_cpu_limit(mask)
+    return simd_features()
 
 
 def _plan_py(tuple shape, tuple sstrides, tuple dstrides, intp_t itemsize):

@@ -45,6 +45,32 @@ static inline int lzb_cpu(void) {
 #define lzb_has_avx2() (lzb_cpu() & 2)
 #endif
 
+/* Test hook: use only the extensions in mask (bits as above), or all the CPU has for a
+   negative mask; returns the extensions in use (0 without run-time dispatch). */
+static inline int lzb_cpu_limit(int mask) {
+#if defined(LZB_X86_DISPATCH)
+    lzb_cpu_state = -1;
+    if (mask >= 0)
+        lzb_cpu_state = lzb_cpu() & mask;
+    return lzb_cpu();
+#else
+    (void)mask;
+    return 0;
+#endif
+}
+
+/* The extensions in use (bits as above) and, bit 2, SSE2 (compiled in, not chosen). */
+static inline int lzb_cpu_in_use(void) {
+    int bits = 0;
+#if defined(LZB_X86_DISPATCH)
+    bits = lzb_cpu();
+#endif
+#if defined(LZB_SSE2)
+    bits |= 4;
+#endif
+    return bits;
+}
+
 /* Copy n bytes; on x86-64 the bulk goes out with non-temporal stores, which skip the
    read-for-ownership of every destination line (the buffers must not overlap). */
 static inline void lzb_stream_copy(char *dst, const char *src, size_t n) {

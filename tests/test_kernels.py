@@ -201,8 +201,33 @@ def test_large_reversed_run_with_streaming_stores(dtype):
     _assert_same_bytes(out, _expected(source, (n,)))
 
 
+@pytest.fixture(params=["detected", "SSE2 only"])
+def simd(request):
+    """Run a test with the vector extensions this CPU has, and again with SSE2 alone (the
+    paths a CPU without SSSE3 or AVX2 takes)."""
+    if request.param == "SSE2 only":
+        _kernels._limit_simd(())
+    try:
+        yield request.param
+    finally:
+        _kernels._limit_simd(None)
+
+
+def test_simd_features_can_be_limited_and_restored():
+    detected = _kernels.simd_features()
+    assert set(detected) <= {"SSE2", "SSSE3", "AVX2"}
+    compiled = tuple(f for f in detected if f == "SSE2")
+    try:
+        assert _kernels._limit_simd(()) == compiled
+        assert _kernels._limit_simd(["AVX2"]) == tuple(f for f in detected if f != "SSSE3")
+        with pytest.raises(ValueError, match="AVX512"):
+            _kernels._limit_simd(["AVX512"])
+    finally:
+        assert _kernels._limit_simd(None) == detected
+
+
 @pytest.mark.parametrize("dtype", ITEM_DTYPES)
-def test_repeated_item_rows_stay_inside_their_rows(dtype):
+def test_repeated_item_rows_stay_inside_their_rows(dtype, simd):
     """(N, 1) -> (N, k) rows are written with overlapping word or vector stores, or (packed
     rows) with byte shuffles of 16-byte groups of items: every k from 1 to 70, with a row
     count that leaves a partial group, must fill its rows and touch nothing around them."""
