@@ -52,6 +52,7 @@ cdef extern from "_kernels_simd.h":
     int lzb_fill_rows(char* dst, intp_t dstep, const char* src, intp_t sstep, intp_t n,
                       intp_t size, intp_t len) noexcept nogil
     bint lzb_all_zero(const char* p, size_t n) noexcept nogil
+    int lzb_reverse(char* dst, const char* src, intp_t n, intp_t size) noexcept nogil
     int lzb_cpu_limit(int mask) noexcept nogil
     int lzb_cpu_in_use() noexcept nogil
 
@@ -273,8 +274,9 @@ cdef inline void _reverse_streamed(item_t* tag, intp_t n, const char* src,
     cdef intp_t size = sizeof(item_t), per = sizeof(buf) // sizeof(item_t), done = 0, c, j
     while done < n:
         c = min(per, n - done)
-        for j in range(c):
-            memcpy(buf + j * size, src - (done + j) * size, sizeof(item_t))
+        if not lzb_reverse(buf, src - done * size, c, size):
+            for j in range(c):
+                memcpy(buf + j * size, src - (done + j) * size, sizeof(item_t))
         lzb_stream_copy(dst + done * size, buf, c * size)
         done += c
 
@@ -315,7 +317,7 @@ cdef inline void _rows(item_t* tag, intp_t n0, intp_t s0, intp_t d0,
             d = dst + i * d0
             if stream:
                 _reverse_streamed(tag, n1, s, d)
-            else:
+            elif not lzb_reverse(d, s, n1, size):
                 for j in range(n1):
                     memcpy(d + j * size, s - j * size, sizeof(item_t))
     else:

@@ -249,3 +249,14 @@ def test_repeated_item_rows_stay_inside_their_rows(dtype, simd):
             lazybcast.broadcast_to(source, (rows, k)).materialize(out=out)
             _assert_same_bytes(out, want)
             _assert_same_bytes(flat[[0, -1]], before[[0, -1]])
+
+
+@pytest.mark.parametrize("dtype", ITEM_DTYPES)
+def test_reversed_runs_of_every_length(dtype):
+    """Reversed runs go 16 bytes at a time through a register, the tail item by item."""
+    base = _data((3, 80), dtype)
+    for n in range(1, 81):
+        for source in (base[0, n - 1::-1], base[:, n - 1::-1], base[::-1, n - 1::-1]):
+            shape = (2,) + source.shape
+            _assert_same_bytes(lazybcast.broadcast_to(source, shape).materialize(),
+                               _expected(source, shape))
