@@ -7,8 +7,9 @@ can filter by size before allocating anything.
 
 Tags say what a case covers (``small-inner``, ``rgb``, ``column``, ``row``, ``nchw``,
 ``nhwc``, ``explicit``, ``scalar``, ``long-rows``, ``bidirectional``, ``pdpd``,
-``transposed``, ``negative-stride``, ``itemsize``, ``structured``, ``sweep``), plus ``huge``
-for outputs of :data:`HUGE` bytes or more and ``quick`` for the subset ``--quick`` runs.
+``transposed``, ``image``, ``negative-stride``, ``itemsize``, ``structured``, ``sweep``),
+plus ``huge`` for outputs of :data:`HUGE` bytes or more and ``quick`` for the subset
+``--quick`` runs.
 
 >>> from lazybcast._bench_cases import CASES
 >>> name, view, tags = CASES[0]()
@@ -192,6 +193,7 @@ def _build():
     for src_shape, dtype, out_shape, quick in (
         ((1024, 1024), f4, (1024, 1024), True),
         ((2048, 2048), u1, (2048, 2048), False),
+        ((2048, 2048), np.uint16, (2048, 2048), False),
         ((256, 1024), f4, (4, 1024, 256), False),
         ((4096, 4096), f4, (4096, 4096), False),
     ):
@@ -199,10 +201,28 @@ def _build():
              out_shape, dtype, {"transposed"} | ({"quick"} if quick else set()),
              lambda a=src_shape, d=dtype, s=out_shape: broadcast_to(_values(a, d).T, s))
 
+    # Image layouts: planar (CHW) and interleaved (HWC) pixels, one way and the other, as a
+    # data loader converts them; a batch; a broadcast batch axis.
+    for src_shape, axes, dtype, out_shape, quick in (
+        ((3, 512, 512), (1, 2, 0), u1, (512, 512, 3), True),
+        ((512, 512, 3), (2, 0, 1), u1, (3, 512, 512), True),
+        ((512, 512, 4), (2, 0, 1), u1, (4, 512, 512), False),
+        ((512, 512, 3), (2, 0, 1), f4, (3, 512, 512), False),
+        ((64, 224, 224, 3), (0, 3, 1, 2), u1, (64, 3, 224, 224), False),
+        ((3, 224, 224), (1, 2, 0), f4, (32, 224, 224, 3), False),
+        ((8192, 4096, 3), (2, 0, 1), u1, (3, 8192, 4096), False),
+    ):
+        layout = "HWC -> CHW" if axes[-1] != 0 else "CHW -> HWC"
+        _add(f"image {_fmt(src_shape)} {_short(dtype)} {layout} {_fmt(out_shape)}",
+             out_shape, dtype, {"image", "transposed"} | ({"quick"} if quick else set()),
+             lambda a=src_shape, x=axes, d=dtype, s=out_shape: broadcast_to(
+                 _values(a, d).transpose(x), s))
+
     # Negative strides (reversed sources).
     for src_shape, dtype, out_shape, quick in (
         ((1024,), f8, (512, 1024), True),
         ((1024, 1024), f4, (1024, 1024), False),
+        ((2048, 2048), u1, (2048, 2048), False),
         ((2048,), f8, (4096, 2048), False),
         ((4096, 4096), f4, (4096, 4096), False),
     ):

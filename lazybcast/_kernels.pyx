@@ -16,10 +16,12 @@ How bytes move, innermost first:
   (items of 1 to 16 bytes) overlapping word or vector stores, row by row, or, for many short
   rows packed together, byte shuffles of 16 source bytes at a time (``np.repeat``), or, when
   long, replication;
-* a reversed run and any other strided run are typed loops (item sizes 1, 2, 4, 8 and 16 bytes
-  have their own; any other size goes through ``memcpy`` of the item size);
+* a reversed run is reversed 16 bytes at a time in a register; any other strided run is a
+  typed loop (item sizes 1, 2, 4, 8 and 16 bytes have their own; any other size goes through
+  ``memcpy`` of the item size);
 * a transposing pair of axes is walked in tiles through an L1-sized buffer, written out with
-  register transposes of 16-byte rows (items of 1, 2, 4 and 8 bytes);
+  register transposes of 16-byte rows (items of 1, 2, 4 and 8 bytes), unless one side has 2
+  to 4 items (image channels: CHW <-> HWC), which interleave or deinterleave in registers;
 * an outer broadcast axis whose block is small and contiguous in the destination is written
   once and replicated by doubling ``memcpy`` up to :data:`REPLICATE_CHUNK` bytes, then by
   copying that cache-resident chunk forward.
@@ -53,6 +55,8 @@ cdef extern from "_kernels_simd.h":
                       intp_t size, intp_t len) noexcept nogil
     bint lzb_all_zero(const char* p, size_t n) noexcept nogil
     int lzb_reverse(char* dst, const char* src, intp_t n, intp_t size) noexcept nogil
+    int lzb_channels(char* dst, intp_t dplane, const char* src, intp_t splane, intp_t n,
+                     intp_t c, intp_t size, bint interleave) noexcept nogil
     int lzb_cpu_limit(int mask) noexcept nogil
     int lzb_cpu_in_use() noexcept nogil
 
@@ -137,6 +141,20 @@ cdef bint _choose_tile_axis(Plan* p) noexcept:
     p.sstride[last - 1] = ss
     p.dstride[last - 1] = ds
     return True
+
+
+cdef void _channels_last(Plan* p) noexcept:
+    """Deinterleaving 2 to 4 channels (HWC -> CHW) is ordered channel planes, then pixels:
+    swap the two, so that blocks of work (and threads) cut the pixels and keep every
+    channel of a pixel together, as the deinterleaving kernel needs (see _channels)."""
+    cdef int a = p.ndim - 2, b = p.ndim - 1
+    cdef intp_t size = p.itemsize, t
+    if (a < 0 or p.shape[a] > 4 or p.sstride[a] != size or p.dstride[b] != size
+            or p.sstride[b] != p.shape[a] * size or size not in (1, 2, 4)):
+        return
+    t = p.shape[a]; p.shape[a] = p.shape[b]; p.shape[b] = t
+    t = p.sstride[a]; p.sstride[a] = p.sstride[b]; p.sstride[b] = t
+    t = p.dstride[a]; p.dstride[a] = p.dstride[b]; p.dstride[b] = t
 
 
 cdef int plan_init(Plan* p, int ndim, const intp_t* shape, const intp_t* sstride,
@@ -236,6 +254,7 @@ cdef int plan_init(Plan* p, int ndim, const intp_t* shape, const intp_t* sstride
     p.ndim = n
     if not gather:
         p.tiled = _choose_tile_axis(p)
+        _channels_last(p)
     blk = itemsize
     contiguous = True
     for d in range(n - 1, -1, -1):
@@ -445,6 +464,24 @@ cdef inline bint _uniform(const char* item, intp_t size) noexcept nogil:
     return True
 
 
+cdef inline bint _channels(const Plan* p, int d, const char* src, char* dst) noexcept nogil:
+    """Axes ``d`` and ``d + 1`` (the last) as a transpose with 2 to 4 channels on one side,
+    pixels by channels, packed: channels interleaved from planes (CHW -> HWC), or planes
+    from interleaved channels (HWC -> CHW, axes swapped by _channels_last)."""
+    cdef intp_t size = p.itemsize, n0 = p.shape[d], n1 = p.shape[d + 1]
+    if n1 > 4 or p.sstride[d] != n1 * size and p.dstride[d] != n1 * size:
+        return False
+    if p.dstride[d] == n1 * size and p.sstride[d] == size and p.dstride[d + 1] == size:
+        return lzb_channels(dst, 0, src, p.sstride[d + 1], n0, n1, size, True)
+    if p.sstride[d] == n1 * size and p.sstride[d + 1] == size and p.dstride[d] == size:
+        if not lzb_channels(dst, p.dstride[d + 1], src, 0, n0, n1, size, False):
+            # no kernel: channel plane by channel plane, a strided read each
+            _rows_dispatch(size, n1, size, p.dstride[d + 1], n0, n1 * size, size, src, dst,
+                           p.stream)
+        return True
+    return False
+
+
 cdef void _run(const Plan* p, int d, const char* src, char* dst) noexcept nogil:
     cdef intp_t n = p.shape[d]
     cdef intp_t i
@@ -482,6 +519,8 @@ cdef void _run(const Plan* p, int d, const char* src, char* dst) noexcept nogil:
     if d == last:
         _rows_dispatch(p.itemsize, 1, 0, 0, n, p.sstride[d], p.dstride[d], src, dst, p.stream)
     elif d == last - 1 and p.gaxis != last:
+        if _channels(p, d, src, dst):
+            return
         if p.tiled:
             _tiles(p, src, dst)
         else:

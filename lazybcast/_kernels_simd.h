@@ -9,6 +9,7 @@
  *   lzb_stream_copy, lzb_stream_fill, lzb_stream_fence: non-temporal copy and fill;
  *   lzb_fill_rows: rows of one repeated item, with overlapping word or vector stores;
  *   lzb_reverse: reversed runs;
+ *   lzb_channels: interleave and deinterleave 2 to 4 channels (CHW <-> HWC);
  *   lzb_scatter_transposed: the write-out of a transposing tile, as register transposes;
  *   lzb_all_zero.
  */
@@ -20,6 +21,13 @@
 #include <string.h>
 
 typedef struct { unsigned char b[16]; } lzb_bytes16;
+
+/* For the helpers called with constant sizes: inlined, so that the constants propagate. */
+#if defined(__GNUC__) || defined(__clang__)
+#define LZB_INLINE static inline __attribute__((always_inline))
+#else
+#define LZB_INLINE static inline
+#endif
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -142,7 +150,7 @@ static inline int lzb_all_zero(const char *p, size_t n) {
  * choice of store width is made once per call, not per row. */
 
 /* The item at p (1, 2, 4 or 8 bytes) repeated over 8 bytes. */
-static inline uint64_t lzb_repeat64(const char *p, Py_ssize_t size) {
+LZB_INLINE uint64_t lzb_repeat64(const char *p, Py_ssize_t size) {
     uint8_t b; uint16_t h; uint32_t w; uint64_t q;
     switch (size) {
     case 1: memcpy(&b, p, 1); return b * UINT64_C(0x0101010101010101);
@@ -175,7 +183,7 @@ static inline uint64_t lzb_repeat64(const char *p, Py_ssize_t size) {
     }
 
 #if defined(LZB_SSE2)
-static inline __m128i lzb_splat128(const char *item, Py_ssize_t size) {
+LZB_INLINE __m128i lzb_splat128(const char *item, Py_ssize_t size) {
     if (size == 16)
         return _mm_loadu_si128((const __m128i *)item);
     return _mm_set1_epi64x((long long)lzb_repeat64(item, size));
@@ -235,7 +243,7 @@ static Py_ssize_t lzb_repeat_packed_ssse3(char *dst, const char *src, Py_ssize_t
 #endif
 
 /* The per-row stores of lzb_fill_rows, inlined once per item size (a constant there). */
-static inline void lzb_fill_rows_sized(char *dst, Py_ssize_t dstep, const char *src,
+LZB_INLINE void lzb_fill_rows_sized(char *dst, Py_ssize_t dstep, const char *src,
                                        Py_ssize_t sstep, Py_ssize_t n, Py_ssize_t size,
                                        Py_ssize_t len) {
     Py_ssize_t i;
@@ -308,7 +316,7 @@ static inline int lzb_fill_rows(char *dst, Py_ssize_t dstep, const char *src, Py
  * ones; for 4- and 8-byte items the compiler already vectorizes the loop as well.) */
 
 #if defined(LZB_SSE2)
-static inline __m128i lzb_reverse128(__m128i x, Py_ssize_t size) {
+LZB_INLINE __m128i lzb_reverse128(__m128i x, Py_ssize_t size) {
     if (size == 8)
         return _mm_shuffle_epi32(x, 0x4E);
     if (size == 4)
@@ -319,7 +327,7 @@ static inline __m128i lzb_reverse128(__m128i x, Py_ssize_t size) {
     return _mm_or_si128(_mm_slli_epi16(x, 8), _mm_srli_epi16(x, 8));  /* bytes in pairs */
 }
 
-static inline void lzb_reverse_sized(char *dst, const char *src, Py_ssize_t n,
+LZB_INLINE void lzb_reverse_sized(char *dst, const char *src, Py_ssize_t n,
                                      Py_ssize_t size) {
     Py_ssize_t b = 16 / size, j;
     for (j = 0; j + b <= n; j += b) {
@@ -346,6 +354,166 @@ static inline int lzb_reverse(char *dst, const char *src, Py_ssize_t n, Py_ssize
 #endif
 }
 
+/* ---- Channels: interleave and deinterleave ----------------------------------------------
+ * The transposes with a short side: c = 2, 3 or 4 channels of items of 1, 2 or 4 bytes
+ * (image layouts CHW <-> HWC).
+ *   lzb_interleave(dst, src, plane, n, c, size):   dst[(i * c + j) * size] = src[j * plane + i * size]
+ *   lzb_deinterleave(dst, plane, src, n, c, size): dst[j * plane + i * size] = src[(i * c + j) * size]
+ * for i < n pixels, j < c channels. A group of 16 / size pixels is c vectors on each side;
+ * every output vector is the OR of c byte shuffles, one per input vector. SSSE3 only: they
+ * return 0 (nothing done) without it or for other shapes. */
+
+#if defined(LZB_X86_DISPATCH)
+/* mask[o * c + k]: the bytes of output vector o that come from input vector k, 0x80 (zero)
+   elsewhere. Interleave: output byte g is byte g % size of pixel g / size / c, channel
+   g / size % c, i.e. input vector (channel) k at index pixel * size + g % size.
+   Deinterleave: output vector o is channel o; its byte b is pixel b / size, whose byte
+   g = ((b / size) * c + o) * size + b % size of the interleaved input is in vector g / 16. */
+static inline void lzb_channel_masks(__m128i *mask, Py_ssize_t c, Py_ssize_t size,
+                                     int interleave) {
+    unsigned char m[16];
+    Py_ssize_t o, k, b, g, from, at;
+    for (o = 0; o < c; o++) {
+        for (k = 0; k < c; k++) {
+            for (b = 0; b < 16; b++) {
+                if (interleave) {
+                    g = 16 * o + b;
+                    from = g / size % c;
+                    at = g / size / c * size + g % size;
+                } else {
+                    g = ((b / size) * c + o) * size + b % size;
+                    from = g / 16;
+                    at = g % 16;
+                }
+                m[b] = (unsigned char)(from == k ? at : 0x80);
+            }
+            mask[o * c + k] = _mm_loadu_si128((const __m128i *)m);
+        }
+    }
+}
+
+/* The group loop for constant c and direction (inlined into each case below). */
+#define LZB_CHANNEL_GROUPS(C, INTERLEAVE)                                                   \
+    for (i = 0; i + per <= n; i += per) {                                                   \
+        for (k = 0; k < (C); k++)                                                           \
+            in[k] = _mm_loadu_si128((const __m128i *)((INTERLEAVE)                          \
+                ? src + k * splane + i * size : src + i * (C) * size + 16 * k));            \
+        for (o = 0; o < (C); o++) {                                                         \
+            out = _mm_shuffle_epi8(in[0], mask[o * (C)]);                                   \
+            for (k = 1; k < (C); k++)                                                       \
+                out = _mm_or_si128(out, _mm_shuffle_epi8(in[k], mask[o * (C) + k]));        \
+            _mm_storeu_si128((__m128i *)((INTERLEAVE)                                       \
+                ? dst + i * (C) * size + 16 * o : dst + o * dplane + i * size), out);       \
+        }                                                                                   \
+    }
+
+__attribute__((target("ssse3")))
+static Py_ssize_t lzb_channels_ssse3(char *dst, Py_ssize_t dplane, const char *src,
+                                     Py_ssize_t splane, Py_ssize_t n, Py_ssize_t c,
+                                     Py_ssize_t size, int interleave) {
+    __m128i mask[16], in[4], out;
+    Py_ssize_t per = 16 / size, i = 0, o, k;
+    lzb_channel_masks(mask, c, size, interleave);
+    switch (c * 2 + (interleave != 0)) {
+    case 4: LZB_CHANNEL_GROUPS(2, 0) break;
+    case 5: LZB_CHANNEL_GROUPS(2, 1) break;
+    case 6: LZB_CHANNEL_GROUPS(3, 0) break;
+    case 7: LZB_CHANNEL_GROUPS(3, 1) break;
+    case 8: LZB_CHANNEL_GROUPS(4, 0) break;
+    default: LZB_CHANNEL_GROUPS(4, 1) break;
+    }
+    return i;
+}
+#endif
+
+#if defined(LZB_SSE2)
+/* Interleave 2 or 4 channels (SSE2): unpacks of the items, then (4 channels) of the pairs. */
+LZB_INLINE __m128i lzb_unpack(__m128i a, __m128i b, Py_ssize_t bytes, int high) {
+    switch (bytes) {
+    case 1: return high ? _mm_unpackhi_epi8(a, b) : _mm_unpacklo_epi8(a, b);
+    case 2: return high ? _mm_unpackhi_epi16(a, b) : _mm_unpacklo_epi16(a, b);
+    case 4: return high ? _mm_unpackhi_epi32(a, b) : _mm_unpacklo_epi32(a, b);
+    default: return high ? _mm_unpackhi_epi64(a, b) : _mm_unpacklo_epi64(a, b);
+    }
+}
+
+LZB_INLINE Py_ssize_t lzb_interleave_unpack(char *dst, const char *src, Py_ssize_t splane,
+                                               Py_ssize_t n, Py_ssize_t c, Py_ssize_t size) {
+    Py_ssize_t per = 16 / size, i;
+    __m128i v[4], t[4];
+    for (i = 0; i + per <= n; i += per) {
+        __m128i *q = (__m128i *)(dst + i * c * size);
+        v[0] = _mm_loadu_si128((const __m128i *)(src + i * size));
+        v[1] = _mm_loadu_si128((const __m128i *)(src + splane + i * size));
+        if (c == 2) {
+            _mm_storeu_si128(q, lzb_unpack(v[0], v[1], size, 0));
+            _mm_storeu_si128(q + 1, lzb_unpack(v[0], v[1], size, 1));
+            continue;
+        }
+        v[2] = _mm_loadu_si128((const __m128i *)(src + 2 * splane + i * size));
+        v[3] = _mm_loadu_si128((const __m128i *)(src + 3 * splane + i * size));
+        t[0] = lzb_unpack(v[0], v[1], size, 0);
+        t[1] = lzb_unpack(v[0], v[1], size, 1);
+        t[2] = lzb_unpack(v[2], v[3], size, 0);
+        t[3] = lzb_unpack(v[2], v[3], size, 1);
+        _mm_storeu_si128(q, lzb_unpack(t[0], t[2], 2 * size, 0));
+        _mm_storeu_si128(q + 1, lzb_unpack(t[0], t[2], 2 * size, 1));
+        _mm_storeu_si128(q + 2, lzb_unpack(t[1], t[3], 2 * size, 0));
+        _mm_storeu_si128(q + 3, lzb_unpack(t[1], t[3], 2 * size, 1));
+    }
+    return i;
+}
+#endif
+
+/* Pixel by pixel: one pass over both buffers (for interleave: over the c planes at once). */
+LZB_INLINE void lzb_channels_sized(char *dst, Py_ssize_t dplane, const char *src,
+                                      Py_ssize_t splane, Py_ssize_t i, Py_ssize_t n,
+                                      Py_ssize_t c, Py_ssize_t size, int interleave) {
+    Py_ssize_t j;
+    for (; i < n; i++)
+        for (j = 0; j < c; j++) {
+            if (interleave)
+                memcpy(dst + (i * c + j) * size, src + j * splane + i * size, (size_t)size);
+            else
+                memcpy(dst + j * dplane + i * size, src + (i * c + j) * size, (size_t)size);
+        }
+}
+
+static inline int lzb_channels(char *dst, Py_ssize_t dplane, const char *src,
+                               Py_ssize_t splane, Py_ssize_t n, Py_ssize_t c, Py_ssize_t size,
+                               int interleave) {
+    Py_ssize_t i = 0;
+    if (c < 2 || c > 4 || (size != 1 && size != 2 && size != 4))
+        return 0;
+    /* Measured on 512 x 512 images (best of 60, against NumPy's copy of the same view):
+       unpacks interleave 2 or 4 channels 9x-70x faster; byte shuffles interleave 3
+       channels 7x-24x and deinterleave 2 to 4 channels 1.7x-9x faster. Without SSSE3 the
+       pixel loop below interleaves 3 channels 3.5x-6x faster than NumPy, and deinterleaving
+       is left to the caller's strided loop (as fast as any scalar loop tried). */
+#if defined(LZB_SSE2)
+    if (interleave && c != 3) {
+        switch (size) {
+        case 1: i = lzb_interleave_unpack(dst, src, splane, n, c, 1); break;
+        case 2: i = lzb_interleave_unpack(dst, src, splane, n, c, 2); break;
+        default: i = lzb_interleave_unpack(dst, src, splane, n, c, 4); break;
+        }
+    } else
+#endif
+#if defined(LZB_X86_DISPATCH)
+    if (lzb_has_ssse3())
+        i = lzb_channels_ssse3(dst, dplane, src, splane, n, c, size, interleave);
+    else
+#endif
+    if (!interleave)
+        return 0;
+    switch (size) {
+    case 1: lzb_channels_sized(dst, dplane, src, splane, i, n, c, 1, interleave); break;
+    case 2: lzb_channels_sized(dst, dplane, src, splane, i, n, c, 2, interleave); break;
+    default: lzb_channels_sized(dst, dplane, src, splane, i, n, c, 4, interleave); break;
+    }
+    return 1;
+}
+
 /* ---- Transposing tiles ----------------------------------------------------------------
  * lzb_scatter_transposed(buf, ni, nj, dst, da, size, stream):
  *   dst[i * da + j * size] = buf[(j * ni + i) * size] for i < ni, j < nj,
@@ -357,7 +525,7 @@ static inline int lzb_reverse(char *dst, const char *src, Py_ssize_t n, Py_ssize
 #if defined(LZB_SSE2)
 /* r[k] <- the k-th column of the 16 x 16 bytes (or 8 x 8 two-byte, 4 x 4 four-byte,
    2 x 2 eight-byte items) held one row per register in r[0 .. 16/size - 1]. */
-static inline void lzb_transpose128(__m128i *r, Py_ssize_t size) {
+LZB_INLINE void lzb_transpose128(__m128i *r, Py_ssize_t size) {
     __m128i t[16];
     int k, rows = (int)(16 / size);
     if (size == 1) {
@@ -419,7 +587,7 @@ static inline void lzb_transpose128(__m128i *r, Py_ssize_t size) {
 
 #if defined(LZB_SSE2)
 /* The body of lzb_scatter_transposed, inlined once per item size (a constant there). */
-static inline void lzb_scatter_sized(const char *buf, Py_ssize_t ni, Py_ssize_t nj,
+LZB_INLINE void lzb_scatter_sized(const char *buf, Py_ssize_t ni, Py_ssize_t nj,
                                      char *dst, Py_ssize_t da, Py_ssize_t size, int nt) {
     Py_ssize_t i, j, k, b = 16 / size;
     __m128i r[16];

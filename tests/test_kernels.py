@@ -260,3 +260,44 @@ def test_reversed_runs_of_every_length(dtype):
             shape = (2,) + source.shape
             _assert_same_bytes(lazybcast.broadcast_to(source, shape).materialize(),
                                _expected(source, shape))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float32, np.float64, "V3"])
+@pytest.mark.parametrize("direction", ["CHW->HWC", "HWC->CHW"])
+def test_channel_transposes(dtype, direction, simd):
+    """Images between planar and interleaved layouts (1 to 5 channels, pixel counts that
+    leave partial vector groups): interleaving and deinterleaving kernels for 2 to 4
+    channels of 1-, 2- and 4-byte items, strided loops otherwise; guard items around a
+    packed output stay untouched."""
+    for c in range(1, 6):
+        for h, w in ((1, 1), (3, 7), (5, 33), (17, 19)):
+            if direction == "CHW->HWC":
+                source = _data((c, h, w), dtype).transpose(1, 2, 0)
+            else:
+                source = _data((h, w, c), dtype).transpose(2, 0, 1)
+            want = _expected(source, source.shape)
+            flat = _data((source.size + 2,), dtype)[::-1].copy()
+            before = flat.copy()
+            out = flat[1:-1].reshape(source.shape)
+            lazybcast.broadcast_to(source, source.shape).materialize(out=out)
+            _assert_same_bytes(out, want)
+            _assert_same_bytes(flat[[0, -1]], before[[0, -1]])
+            # a broadcast batch axis in front, as a data loader's stacked copies
+            target = (2,) + source.shape
+            _assert_same_bytes(lazybcast.broadcast_to(source, target).materialize(),
+                               _expected(source, target))
+
+
+@pytest.mark.parametrize("direction", ["CHW->HWC", "HWC->CHW"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_large_channel_transposes_in_blocks(direction, threads):
+    """Past CHUNK_BYTES the work is cut into blocks (shared among threads) along the pixels,
+    every block with all the channels of its pixels."""
+    h, w = 1031, _kernels.CHUNK_BYTES // (3 * 1031) + 5
+    if direction == "CHW->HWC":
+        source = _data((3, h, w), np.uint8).transpose(1, 2, 0)
+    else:
+        source = _data((h, w, 3), np.uint8).transpose(2, 0, 1)
+    assert source.nbytes > _kernels.CHUNK_BYTES
+    out = lazybcast.broadcast_to(source, source.shape).materialize(threads=threads)
+    _assert_same_bytes(out, _expected(source, source.shape))
