@@ -106,7 +106,12 @@ def index(source, shape, key):
     return _basic(source, shape, entries, fill)
 
 
+_FULL = slice(None)
+
+
 def _basic(source, shape, entries, fill):
+    if all(kind == _SLICE and value == _FULL for kind, value in entries):
+        return Lazy((source, tuple(shape)))  # every axis whole (what a gather leaves)
     src_key = []
     new_shape = []
     axis = 0
@@ -201,7 +206,8 @@ def _advanced(source, shape, entries, fill):
             axis += 1
     vsource, vshape = _basic(source, shape, basic_entries, fill)
     try:
-        arrays = np.broadcast_arrays(*arrays)
+        if len(arrays) > 1:
+            arrays = np.broadcast_arrays(*arrays)
     except ValueError:
         shapes = " ".join(str(a.shape) for a in arrays)
         raise IndexError(
@@ -210,7 +216,9 @@ def _advanced(source, shape, entries, fill):
     bshape = arrays[0].shape
     flat = []
     for arr in arrays:  # bounds are checked (and negatives wrapped) by the kernel
-        flat.append(np.ascontiguousarray(arr, dtype=np.intp).reshape(-1))
+        if arr.ndim != 1 or arr.dtype != np.intp or not arr.flags.c_contiguous:
+            arr = np.ascontiguousarray(arr, dtype=np.intp).reshape(-1)
+        flat.append(arr)
     report_axes = tuple(p if orig is None else orig for p, orig in zip(positions, orig_axes))
     consecutive = all(b - a == 1 for a, b in zip(positions, positions[1:]))
     adjacent = consecutive and (split is None or split in (0, len(positions)))
