@@ -110,7 +110,7 @@ _FULL = slice(None)
 
 
 def _basic(source, shape, entries, fill):
-    if all(kind == _SLICE and value == _FULL for kind, value in entries):
+    if entries and all(kind == _SLICE and value == _FULL for kind, value in entries):
         return Lazy((source, tuple(shape)))  # every axis whole (what a gather leaves)
     src_key = []
     new_shape = []
