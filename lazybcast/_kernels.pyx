@@ -143,7 +143,7 @@ cdef bint _choose_tile_axis(Plan* p) noexcept:
     return True
 
 
-cdef void _channels_last(Plan* p) noexcept:
+cdef bint _channels_last(Plan* p) noexcept:
     """Deinterleaving 2 to 4 channels (HWC -> CHW) is ordered channel planes, then pixels:
     swap the two, so that blocks of work (and threads) cut the pixels and keep every
     channel of a pixel together, as the deinterleaving kernel needs (see _channels)."""
@@ -151,10 +151,11 @@ cdef void _channels_last(Plan* p) noexcept:
     cdef intp_t size = p.itemsize, t
     if (a < 0 or p.shape[a] > 4 or p.sstride[a] != size or p.dstride[b] != size
             or p.sstride[b] != p.shape[a] * size or size not in (1, 2, 4)):
-        return
+        return False
     t = p.shape[a]; p.shape[a] = p.shape[b]; p.shape[b] = t
     t = p.sstride[a]; p.sstride[a] = p.sstride[b]; p.sstride[b] = t
     t = p.dstride[a]; p.dstride[a] = p.dstride[b]; p.dstride[b] = t
+    return True
 
 
 cdef int plan_init(Plan* p, int ndim, const intp_t* shape, const intp_t* sstride,
@@ -254,7 +255,6 @@ cdef int plan_init(Plan* p, int ndim, const intp_t* shape, const intp_t* sstride
     p.ndim = n
     if not gather:
         p.tiled = _choose_tile_axis(p)
-        _channels_last(p)
     blk = itemsize
     contiguous = True
     for d in range(n - 1, -1, -1):
@@ -264,6 +264,11 @@ cdef int plan_init(Plan* p, int ndim, const intp_t* shape, const intp_t* sstride
             p.dblock[d] = blk
         else:
             p.dblock[d] = 0
+    # After the blocks: swapping the last two axes leaves the block of the axes before them
+    # as it is (same set of inner axes) but not the blocks of the swapped two.
+    if not gather and _channels_last(p):
+        p.dblock[n - 1] = 0
+        p.dblock[n - 2] = 0
     return 0
 
 
