@@ -42,6 +42,7 @@ cimport numpy as cnp
 import numpy as np
 
 cnp.import_array()
+lzb_kernels_init()  # the shuffle masks, once, before any kernel runs
 
 cdef extern from "_kernels_simd.h":
     ctypedef struct lzb_bytes16:
@@ -58,6 +59,7 @@ cdef extern from "_kernels_simd.h":
     int lzb_channels(char* dst, intp_t dplane, const char* src, intp_t splane, intp_t n,
                      intp_t c, intp_t size, bint interleave) noexcept nogil
     int lzb_cpu_limit(int mask) noexcept nogil
+    void lzb_kernels_init() noexcept nogil
     int lzb_cpu_in_use() noexcept nogil
 
 ctypedef fused item_t:
@@ -143,19 +145,28 @@ cdef bint _choose_tile_axis(Plan* p) noexcept:
     return True
 
 
-cdef bint _channels_last(Plan* p) noexcept:
-    """Deinterleaving 2 to 4 channels (HWC -> CHW) is ordered channel planes, then pixels:
-    swap the two, so that blocks of work (and threads) cut the pixels and keep every
-    channel of a pixel together, as the deinterleaving kernel needs (see _channels)."""
-    cdef int a = p.ndim - 2, b = p.ndim - 1
-    cdef intp_t size = p.itemsize, t
-    if (a < 0 or p.shape[a] > 4 or p.sstride[a] != size or p.dstride[b] != size
-            or p.sstride[b] != p.shape[a] * size or size not in (1, 2, 4)):
-        return False
-    t = p.shape[a]; p.shape[a] = p.shape[b]; p.shape[b] = t
-    t = p.sstride[a]; p.sstride[a] = p.sstride[b]; p.sstride[b] = t
-    t = p.dstride[a]; p.dstride[a] = p.dstride[b]; p.dstride[b] = t
-    return True
+cdef int _channels_last(Plan* p) noexcept:
+    """Deinterleaving 2 to 4 channels (HWC -> CHW) is ordered channel planes first, pixels
+    last (with any axes between, as for a cropped image): move the channel axis to the end,
+    so that the pixels and their channels are the last two axes, as the deinterleaving
+    kernel needs (see _channels), and blocks of work (and threads) never split a pixel's
+    channels. Returns the axis moved, or -1."""
+    cdef int a, b = p.ndim - 1, d
+    cdef intp_t size = p.itemsize, shape, ss, ds
+    if b < 1 or p.dstride[b] != size or size not in (1, 2, 4):
+        return -1
+    for a in range(b):
+        if p.shape[a] <= 4 and p.sstride[a] == size and p.sstride[b] == p.shape[a] * size:
+            break
+    else:
+        return -1
+    shape, ss, ds = p.shape[a], p.sstride[a], p.dstride[a]
+    for d in range(a, b):
+        p.shape[d] = p.shape[d + 1]
+        p.sstride[d] = p.sstride[d + 1]
+        p.dstride[d] = p.dstride[d + 1]
+    p.shape[b], p.sstride[b], p.dstride[b] = shape, ss, ds
+    return a
 
 
 cdef int plan_init(Plan* p, int ndim, const intp_t* shape, const intp_t* sstride,
@@ -264,11 +275,12 @@ cdef int plan_init(Plan* p, int ndim, const intp_t* shape, const intp_t* sstride
             p.dblock[d] = blk
         else:
             p.dblock[d] = 0
-    # After the blocks: swapping the last two axes leaves the block of the axes before them
-    # as it is (same set of inner axes) but not the blocks of the swapped two.
-    if not gather and _channels_last(p):
-        p.dblock[n - 1] = 0
-        p.dblock[n - 2] = 0
+    # After the blocks: moving the channel axis leaves the blocks of the axes before it as
+    # they are (the same set of inner axes) but not those of the axes it moved past.
+    d = _channels_last(p) if not gather else -1
+    if d >= 0:
+        for d in range(d, n):
+            p.dblock[d] = 0
     return 0
 
 
@@ -474,9 +486,10 @@ cdef inline bint _channels(const Plan* p, int d, const char* src, char* dst) noe
     pixels by channels, packed: channels interleaved from planes (CHW -> HWC), or planes
     from interleaved channels (HWC -> CHW, axes swapped by _channels_last)."""
     cdef intp_t size = p.itemsize, n0 = p.shape[d], n1 = p.shape[d + 1]
-    if n1 > 4 or p.sstride[d] != n1 * size and p.dstride[d] != n1 * size:
+    if n1 > 4 or (p.sstride[d] != n1 * size and p.dstride[d] != n1 * size):
         return False
-    if p.dstride[d] == n1 * size and p.sstride[d] == size and p.dstride[d + 1] == size:
+    if (p.dstride[d] == n1 * size and p.sstride[d] == size and p.dstride[d + 1] == size
+            and p.sstride[d + 1] != 0):  # (a broadcast inner axis is a fill: _rows)
         return lzb_channels(dst, 0, src, p.sstride[d + 1], n0, n1, size, True)
     if p.sstride[d] == n1 * size and p.sstride[d + 1] == size and p.dstride[d] == size:
         if not lzb_channels(dst, p.dstride[d + 1], src, 0, n0, n1, size, False):

@@ -50,6 +50,7 @@ static inline int lzb_cpu(void) {
     }
     return lzb_cpu_state;
 }
+static int lzb_masks_ready = 0;  /* set by lzb_simd_init() */
 #define lzb_has_ssse3() (lzb_cpu() & 1)
 #define lzb_has_avx2() (lzb_cpu() & 2)
 #endif
@@ -210,21 +211,21 @@ static void lzb_fill_rows_avx2(char *dst, Py_ssize_t dstep, const char *src, Py_
 #endif
 
 #if defined(LZB_X86_DISPATCH)
-/* Packed short rows (row i at dst + i * len, item i at src + i * size, size < 16): that is
-   np.repeat. Each 16 source bytes (16 / size items) become len / size output vectors, each
-   one byte shuffle of those 16 bytes. Returns how many rows it wrote (whole groups of
-   16 / size); the caller writes the rest. */
-__attribute__((target("ssse3")))
-static Py_ssize_t lzb_repeat_packed_ssse3(char *dst, const char *src, Py_ssize_t n,
-                                          Py_ssize_t size, Py_ssize_t len) {
-    __m128i mask[64];
+/* Packed short rows (row i at dst + i * len, item i at src + i * size, size <= 4): that is
+   np.repeat. Each 16 source bytes (16 / size items) become k = len / size output vectors,
+   each one byte shuffle of those 16 bytes; the k masks come from the table that
+   lzb_simd_init() built. Returns how many rows it wrote (whole groups of 16 / size), 0
+   when the table has no masks for this row; the caller writes the rest. */
+#define LZB_REPEAT_KMAX 25
+static __m128i lzb_repeat_pool[3 * 24 * 25 / 2];  /* k masks for each k < 25, 3 sizes */
+static const __m128i *lzb_repeat_masks[3][LZB_REPEAT_KMAX];  /* [log2 size][k] */
+
+/* The masks of rows of k items of size bytes into mask[0 .. k-1]: output byte o of a group
+   is byte o % size of item o / len (len = k * size). */
+static void lzb_repeat_build(__m128i *mask, Py_ssize_t size, Py_ssize_t k) {
     unsigned char m[16];
-    Py_ssize_t items = 16 / size, nv = len / size, groups = n / items, p, v, b;
-    Py_ssize_t item = 0, byte = 0, inrow = 0;
-    if (nv > 64)
-        return 0;
-    /* output byte o of a group is byte (o % size) of item (o / len): walk o with counters */
-    for (v = 0; v < nv; v++) {
+    Py_ssize_t len = k * size, v, b, item = 0, byte = 0, inrow = 0;
+    for (v = 0; v < k; v++) {
         for (b = 0; b < 16; b++) {
             m[b] = (unsigned char)(item * size + byte);
             if (++byte == size) byte = 0;
@@ -232,6 +233,22 @@ static Py_ssize_t lzb_repeat_packed_ssse3(char *dst, const char *src, Py_ssize_t
         }
         mask[v] = _mm_loadu_si128((const __m128i *)m);
     }
+}
+
+static inline int lzb_log2_size(Py_ssize_t size) {
+    return size == 1 ? 0 : size == 2 ? 1 : size == 4 ? 2 : 3;
+}
+
+__attribute__((target("ssse3")))
+static Py_ssize_t lzb_repeat_packed_ssse3(char *dst, const char *src, Py_ssize_t n,
+                                          Py_ssize_t size, Py_ssize_t len) {
+    Py_ssize_t items = 16 / size, nv = len / size, groups = n / items, p, v;
+    const __m128i *mask;
+    if (size > 4 || nv >= LZB_REPEAT_KMAX)
+        return 0;
+    mask = lzb_repeat_masks[lzb_log2_size(size)][nv];
+    if (mask == NULL)
+        return 0;
     for (p = 0; p < groups; p++) {
         __m128i x = _mm_loadu_si128((const __m128i *)(src + p * 16));
         __m128i *q = (__m128i *)(dst + p * 16 * nv);
@@ -278,12 +295,12 @@ static inline int lzb_fill_rows(char *dst, Py_ssize_t dstep, const char *src, Py
     if ((size & (size - 1)) != 0 || size > 16 || len < size)
         return 0;
 #if defined(LZB_X86_DISPATCH)
-    /* Measured (ns per row, C loop): shuffles win for rows of up to 32 bytes (2x-4x at 16
-       bytes) but not for 32-byte rows of 8-byte items, and for rows of up to 64 bytes of
-       1- and 2-byte items that are not a whole number of vectors; per-row stores win for
-       the other rows of 32 bytes and more. */
-    if ((len < 32 || (len == 32 && size <= 4) || (size <= 2 && len < 64 && len % 16 != 0))
-            && dstep == len && sstep == size && n * len >= 1024 && lzb_has_ssse3()) {
+    /* Measured (C loop, ns per row, every row length below 64 bytes): shuffles win for
+       rows of up to 24 bytes of 1-byte items (1 byte: 0.03 against 0.23; 16 bytes: 0.25
+       against 0.38), 48 bytes of 2-byte items and 20 bytes of 4-byte items; per-row stores
+       win above that (63 bytes: 0.95 against 0.65) and for 8-byte items. */
+    if (len <= (size == 1 ? 24 : size == 2 ? 48 : size == 4 ? 20 : 0) && dstep == len
+            && sstep == size && n >= 32 / size && lzb_has_ssse3()) {
         Py_ssize_t done = lzb_repeat_packed_ssse3(dst, src, n, size, len);
         dst += done * dstep;
         src += done * sstep;
@@ -369,7 +386,7 @@ static inline int lzb_reverse(char *dst, const char *src, Py_ssize_t n, Py_ssize
    g / size % c, i.e. input vector (channel) k at index pixel * size + g % size.
    Deinterleave: output vector o is channel o; its byte b is pixel b / size, whose byte
    g = ((b / size) * c + o) * size + b % size of the interleaved input is in vector g / 16. */
-static inline void lzb_channel_masks(__m128i *mask, Py_ssize_t c, Py_ssize_t size,
+static void lzb_channel_masks(__m128i *mask, Py_ssize_t c, Py_ssize_t size,
                                      int interleave) {
     unsigned char m[16];
     Py_ssize_t o, k, b, g, from, at;
@@ -392,6 +409,9 @@ static inline void lzb_channel_masks(__m128i *mask, Py_ssize_t c, Py_ssize_t siz
     }
 }
 
+/* [interleave][c - 2][log2 size]: the c * c masks, built by lzb_simd_init(). */
+static __m128i lzb_channel_table[2][3][3][16];
+
 /* The group loop for constant c and direction (inlined into each case below). */
 #define LZB_CHANNEL_GROUPS(C, INTERLEAVE)                                                   \
     for (i = 0; i + per <= n; i += per) {                                                   \
@@ -411,9 +431,11 @@ __attribute__((target("ssse3")))
 static Py_ssize_t lzb_channels_ssse3(char *dst, Py_ssize_t dplane, const char *src,
                                      Py_ssize_t splane, Py_ssize_t n, Py_ssize_t c,
                                      Py_ssize_t size, int interleave) {
-    __m128i mask[16], in[4], out;
+    const __m128i *mask = lzb_channel_table[interleave != 0][c - 2][lzb_log2_size(size)];
+    __m128i in[4], out;
     Py_ssize_t per = 16 / size, i = 0, o, k;
-    lzb_channel_masks(mask, c, size, interleave);
+    if (!lzb_masks_ready)
+        return 0;
     switch (c * 2 + (interleave != 0)) {
     case 4: LZB_CHANNEL_GROUPS(2, 0) break;
     case 5: LZB_CHANNEL_GROUPS(2, 1) break;
@@ -464,6 +486,40 @@ LZB_INLINE Py_ssize_t lzb_interleave_unpack(char *dst, const char *src, Py_ssize
     return i;
 }
 #endif
+
+#if defined(LZB_X86_DISPATCH)
+/* Build the shuffle masks (the kernels' only state besides lzb_cpu_state). Called once
+   when the module is imported, before any kernel can run; until then the shuffle kernels
+   return 0 and their callers take the other paths. */
+static void lzb_simd_init(void) {
+    Py_ssize_t used = 0, k, c, sz;
+    int lg, dir;
+    for (lg = 0; lg < 3; lg++) {
+        sz = (Py_ssize_t)1 << lg;
+        /* rows of up to 24 items of 1, 2 or 4 bytes (see lzb_fill_rows) */
+        for (k = 1; k < LZB_REPEAT_KMAX; k++) {
+            if (used + k > (Py_ssize_t)(sizeof(lzb_repeat_pool) / sizeof(__m128i)))
+                break;
+            lzb_repeat_build(lzb_repeat_pool + used, sz, k);
+            lzb_repeat_masks[lg][k] = lzb_repeat_pool + used;
+            used += k;
+        }
+    }
+    for (dir = 0; dir < 2; dir++)
+        for (c = 2; c <= 4; c++)
+            for (lg = 0; lg < 3; lg++)
+                lzb_channel_masks(lzb_channel_table[dir][c - 2][lg], c, (Py_ssize_t)1 << lg,
+                                  dir);
+    lzb_masks_ready = 1;
+}
+#endif
+
+/* The module's one-time set-up (nothing to do without the shuffle kernels). */
+static inline void lzb_kernels_init(void) {
+#if defined(LZB_X86_DISPATCH)
+    lzb_simd_init();
+#endif
+}
 
 /* Pixel by pixel: one pass over both buffers (for interleave: over the c planes at once). */
 LZB_INLINE void lzb_channels_sized(char *dst, Py_ssize_t dplane, const char *src,

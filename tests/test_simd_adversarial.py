@@ -7,6 +7,8 @@ exactly, so an out-of-bounds read shows up under AddressSanitizer (tests/asan/ru
 Each test runs with the extensions the CPU has and again with SSE2 only.
 """
 
+import os
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -18,8 +20,6 @@ from lazybcast import _kernels
 DTYPES = [np.uint8, np.int16, np.float32, np.float64, np.complex128,
           np.dtype([("a", "u1"), ("b", "u1"), ("c", "u1")]), "V8", "V16", "V5"]
 SIMD = [None, (), ("SSSE3",)]
-
-import os
 
 # LAZYBCAST_FUZZ_EXAMPLES=2000 for a longer run
 fast = settings(max_examples=int(os.environ.get("LAZYBCAST_FUZZ_EXAMPLES", "150")), deadline=None,
