@@ -1,9 +1,11 @@
 /* The vector building blocks of lazybcast/_kernels.pyx.
  *
  * Each helper moves bytes its caller has already validated; none of them allocates or fails.
- * On x86-64 they use SSE2 (always there), and AVX2 when the CPU has it (chosen at run time,
- * so one wheel serves every x86-64 CPU). Elsewhere the helpers that return int return 0
- * ("not done here") and the caller's portable loop does the work.
+ * On x86-64 they use SSE2 (part of x86-64, so compiled in), and SSSE3 byte shuffles and AVX2
+ * stores when the CPU has them (asked at run time with GCC or clang, so one wheel serves
+ * every x86-64 CPU). Without SSE2 (other architectures) the helpers that return int return 0
+ * ("not done here") and the caller's portable loop does the work. The only state is the CPU
+ * answer and the shuffle masks, both set up by lzb_kernels_init() at import.
  *
  * Contents:
  *   lzb_stream_copy, lzb_stream_fill, lzb_stream_fence: non-temporal copy and fill;
@@ -29,9 +31,9 @@ typedef struct { unsigned char b[16]; } lzb_bytes16;
 #define LZB_INLINE static inline
 #endif
 
-#if defined(__SSE2__)
+/* MSVC does not define __SSE2__, but every x86-64 target (and /arch:SSE2 on x86) has it. */
+#if defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
 #include <emmintrin.h>
-#include <xmmintrin.h>
 #define LZB_SSE2 1
 #endif
 
@@ -39,8 +41,9 @@ typedef struct { unsigned char b[16]; } lzb_bytes16;
     (defined(__x86_64__) || defined(__i386__))
 #include <immintrin.h>
 #define LZB_X86_DISPATCH 1
-/* Which extensions beyond SSE2 does this CPU have? Asked once (a race between threads
-   writes the same answer): bit 0 SSSE3, bit 1 AVX2. */
+/* Which extensions beyond SSE2 does this CPU have: bit 0 SSSE3, bit 1 AVX2. Asked by
+   lzb_kernels_init() at import, under the GIL; after that only read (the test hook
+   lzb_cpu_limit() rewrites it, also under the GIL, between copies). */
 static int lzb_cpu_state = -1;
 static inline int lzb_cpu(void) {
     if (lzb_cpu_state < 0) {
@@ -193,7 +196,8 @@ LZB_INLINE __m128i lzb_splat128(const char *item, Py_ssize_t size) {
 
 #if defined(LZB_X86_DISPATCH)
 /* Rows of 128 bytes or more: 32-byte stores, aligned to 32 bytes after the first when the
-   row starts on an item boundary (unaligned ones that straddle two cache lines cost more). */
+   row's address is a multiple of the item size, so that the aligned stores keep the item
+   pattern in phase (unaligned 32-byte stores that straddle two cache lines cost more). */
 __attribute__((target("avx2")))
 static void lzb_fill_rows_avx2(char *dst, Py_ssize_t dstep, const char *src, Py_ssize_t sstep,
                                Py_ssize_t n, Py_ssize_t size, Py_ssize_t len) {
@@ -373,12 +377,13 @@ static inline int lzb_reverse(char *dst, const char *src, Py_ssize_t n, Py_ssize
 
 /* ---- Channels: interleave and deinterleave ----------------------------------------------
  * The transposes with a short side: c = 2, 3 or 4 channels of items of 1, 2 or 4 bytes
- * (image layouts CHW <-> HWC).
- *   lzb_interleave(dst, src, plane, n, c, size):   dst[(i * c + j) * size] = src[j * plane + i * size]
- *   lzb_deinterleave(dst, plane, src, n, c, size): dst[j * plane + i * size] = src[(i * c + j) * size]
- * for i < n pixels, j < c channels. A group of 16 / size pixels is c vectors on each side;
- * every output vector is the OR of c byte shuffles, one per input vector. SSSE3 only: they
- * return 0 (nothing done) without it or for other shapes. */
+ * (image layouts CHW <-> HWC). lzb_channels(dst, dplane, src, splane, n, c, size, interleave):
+ *   interleave:   dst[(i * c + j) * size] = src[j * splane + i * size]
+ *   deinterleave: dst[j * dplane + i * size] = src[(i * c + j) * size]
+ * for i < n pixels, j < c channels. A group of 16 / size pixels is c vectors on each side.
+ * Interleaving 2 or 4 channels is unpacks (SSE2); otherwise every output vector is the OR of
+ * c byte shuffles, one per input vector (SSSE3). Without SSSE3, 3 channels interleave pixel
+ * by pixel and deinterleaving returns 0 (nothing done), as it does for other shapes. */
 
 #if defined(LZB_X86_DISPATCH)
 /* mask[o * c + k]: the bytes of output vector o that come from input vector k, 0x80 (zero)
@@ -494,6 +499,7 @@ LZB_INLINE Py_ssize_t lzb_interleave_unpack(char *dst, const char *src, Py_ssize
 static void lzb_simd_init(void) {
     Py_ssize_t used = 0, k, c, sz;
     int lg, dir;
+    lzb_cpu();
     for (lg = 0; lg < 3; lg++) {
         sz = (Py_ssize_t)1 << lg;
         /* rows of up to 24 items of 1, 2 or 4 bytes (see lzb_fill_rows) */

@@ -301,3 +301,20 @@ def test_large_channel_transposes_in_blocks(direction, threads):
     assert source.nbytes > _kernels.CHUNK_BYTES
     out = lazybcast.broadcast_to(source, source.shape).materialize(threads=threads)
     _assert_same_bytes(out, _expected(source, source.shape))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32])
+def test_cropped_images_take_the_channel_kernels(dtype, simd):
+    """A crop keeps the rows of an image apart, so the pixel axes do not merge: the channel
+    axis is moved last past them, and each row of pixels is one call of the kernel."""
+    hwc = _data((40, 50, 3), dtype)
+    for source in (hwc[5:37, 7:40].transpose(2, 0, 1), hwc[::-2, 3:41:3].transpose(2, 0, 1),
+                   _data((3, 40, 50), dtype)[:, 5:37, 7:40].transpose(1, 2, 0)):
+        for target in (source.shape, (4,) + source.shape):
+            _assert_same_bytes(lazybcast.broadcast_to(source, target).materialize(),
+                               _expected(source, target))
+    source = hwc[5:37, 7:40].transpose(2, 0, 1)
+    shape, sstrides, dstrides, _ = _kernels._plan_py(
+        source.shape, source.strides, np.empty(source.shape, dtype).strides,
+        source.dtype.itemsize)
+    assert shape[-2:] == (33, 3) and sstrides[-1] == source.dtype.itemsize
