@@ -283,6 +283,21 @@ cdef class BroadcastView:
     # -- indexing and iteration ---------------------------------------------------------------
 
     def __getitem__(self, key):
+        cdef Py_ssize_t n, i
+        if type(key) is int and self.shape:
+            # The commonest key (a data loader's dataset[i]), by NumPy's rules without the
+            # general key parser; out-of-range ints take the general path for its error.
+            n = self.shape[0]
+            if -n <= key < n:
+                i = key
+                if i < 0:
+                    i += n
+                if cnp.PyArray_DIMS(self._source)[0] == 1:
+                    i = 0
+                if len(self.shape) == 1:
+                    return self._source[i]  # NumPy's scalar
+                return BroadcastView._wrap(self._source[i], self.shape[1:], self.base,
+                                           self.mode)
         result = _indexing.index(self._source, self.shape, key)
         if type(result) is _indexing.Lazy:
             source, shape = result

@@ -462,3 +462,22 @@ def test_item_assignment_is_a_type_error(key):
         view[key] = 1.0
     with pytest.raises(TypeError, match=r"materialize\(\)"):
         del view[key]
+
+
+@pytest.mark.parametrize("dtype", [np.int16, np.float64, object, [("a", "u1"), ("b", "<f4")]])
+@pytest.mark.parametrize("src_shape, shape", [((4,), (4,)), ((1,), (3,)), ((4, 1, 2), (4, 3, 2)),
+                                              ((1, 3), (5, 3)), ((2, 1), (2, 0))])
+def test_single_int_keys_match_numpy(dtype, src_shape, shape):
+    """``view[i]`` (a data loader's dataset[i]) has its own fast path: every i in range, and
+    the first ones out of it, against NumPy."""
+    data = np.arange(int(np.prod(src_shape)), dtype=np.int64).astype(np.float32).astype(
+        np.dtype(dtype)).reshape(src_shape)
+    v = lazybcast.broadcast_to(data, shape)
+    want = np.broadcast_to(data, shape)
+    for i in range(-shape[0], shape[0]):
+        _same(v[i], want[i])
+    for i in (shape[0], -shape[0] - 1, 2**70):
+        with pytest.raises(IndexError):
+            want[i]
+        with pytest.raises(IndexError, match="out of bounds|index"):
+            v[i]
