@@ -1,7 +1,9 @@
-"""Shared test settings: hypothesis profiles (``HYPOTHESIS_PROFILE=ci|dev|thorough``)."""
+"""Shared test settings: hypothesis profiles (``HYPOTHESIS_PROFILE=ci|dev|thorough``), and
+the ``simd`` fixture that runs a kernel test with and without the run-time CPU extensions."""
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -10,3 +12,17 @@ settings.register_profile(
 settings.register_profile("dev", max_examples=30, deadline=None)
 settings.register_profile("thorough", max_examples=2000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(params=["detected", "SSE2 only"])
+def simd(request):
+    """Run a test with the vector extensions this CPU has, and again with SSE2 alone (the
+    paths a CPU without SSSE3 or AVX2 takes)."""
+    from lazybcast import _kernels
+
+    if request.param == "SSE2 only":
+        _kernels._limit_simd(())
+    try:
+        yield request.param
+    finally:
+        _kernels._limit_simd(None)

@@ -201,18 +201,6 @@ def test_large_reversed_run_with_streaming_stores(dtype):
     _assert_same_bytes(out, _expected(source, (n,)))
 
 
-@pytest.fixture(params=["detected", "SSE2 only"])
-def simd(request):
-    """Run a test with the vector extensions this CPU has, and again with SSE2 alone (the
-    paths a CPU without SSSE3 or AVX2 takes)."""
-    if request.param == "SSE2 only":
-        _kernels._limit_simd(())
-    try:
-        yield request.param
-    finally:
-        _kernels._limit_simd(None)
-
-
 def test_simd_features_can_be_limited_and_restored():
     detected = _kernels.simd_features()
     assert set(detected) <= {"SSE2", "SSSE3", "AVX2"}

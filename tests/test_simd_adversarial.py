@@ -26,16 +26,6 @@ fast = settings(max_examples=int(os.environ.get("LAZYBCAST_FUZZ_EXAMPLES", "150"
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
-@pytest.fixture(params=["detected", "SSE2 only"])
-def simd(request):
-    if request.param == "SSE2 only":
-        _kernels._limit_simd(())
-    try:
-        yield request.param
-    finally:
-        _kernels._limit_simd(None)
-
-
 def _pattern(n, seed):
     return ((np.arange(n, dtype=np.int64) * 2654435761 + seed * 97) % 251).astype(np.uint8)
 
