@@ -89,6 +89,11 @@ cdef class BroadcastView:
         1 or the view's size) is still checked here, in O(ndim)."""
         cdef BroadcastView v = BroadcastView.__new__(BroadcastView)
         cdef int d, ndim = len(shape)
+        if cnp.PyArray_HASFIELDS(source) and cnp.PyArray_ISWRITEABLE(source):
+            # A structured element (np.void) refers to the source's memory: hold a read-only
+            # view, so that writing through an element raises, as with np.broadcast_to.
+            source = source.view()
+            source.flags.writeable = False
         cdef intp_t size = 1, n, m
         cdef list strides = [0] * ndim
         if cnp.PyArray_NDIM(source) != ndim:
