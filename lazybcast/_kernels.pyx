@@ -17,8 +17,8 @@ How bytes move, innermost first:
   rows packed together, byte shuffles of 16 source bytes at a time (``np.repeat``), or, when
   long, replication;
 * a reversed run of 1-, 2-, 4- or 8-byte items is reversed 16 bytes at a time in a register;
-  any other strided run is a typed loop (item sizes 1, 2, 4, 8 and 16 bytes have their own; any other size goes through
-  ``memcpy`` of the item size);
+  any other strided run is a typed loop (item sizes 1, 2, 4, 8 and 16 bytes have their own;
+  any other size goes through ``memcpy`` of the item size);
 * a transposing pair of axes is walked in tiles through a 32 kB buffer, written out with
   register transposes of 16-byte rows (items of 1, 2, 4 and 8 bytes), unless one side has 2
   to 4 items (image channels: CHW <-> HWC), which interleave or deinterleave in registers;
