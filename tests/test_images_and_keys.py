@@ -15,7 +15,7 @@ DTYPES = [np.uint8, np.int16, np.float32, np.float64,
           np.dtype([("a", "u1"), ("b", "<i2")]),            # 3 bytes
           np.dtype([("a", "u1"), ("b", "u1")]),             # 2 bytes (channel kernels)
           np.dtype([("a", "<i2"), ("b", "u1"), ("c", "u1")])]  # 4 bytes
-SETTINGS = settings(max_examples=120, deadline=None,
+SETTINGS = settings(max_examples=200, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
@@ -88,22 +88,21 @@ def images(draw):
     return src, target, out_order, out_flips, threads
 
 
-@SETTINGS
-@given(images())
-def test_images_match_numpy(args):
-    src, target, order, flips, threads = args
-    _check(src, target, order, flips, threads)
-
-
-@SETTINGS
-@given(images())
-def test_images_match_numpy_sse2(args):
-    _kernels._limit_simd(())
+def _check_drawn(args, sse2):
+    """_check a drawn (source, target, out_order, out_flips, threads), with SSE2 alone or
+    with the extensions the CPU has."""
+    if sse2:
+        _kernels._limit_simd(())
     try:
-        src, target, order, flips, threads = args
-        _check(src, target, order, flips, threads)
+        _check(*args)
     finally:
         _kernels._limit_simd(None)
+
+
+@SETTINGS
+@given(images(), st.booleans())
+def test_images_match_numpy(args, sse2):
+    _check_drawn(args, sse2)
 
 
 # ---- outputs larger than CHUNK_BYTES (blocks cut): deterministic cases --------------------
@@ -274,13 +273,7 @@ def channel_images(draw):
 @SETTINGS
 @given(channel_images(), st.booleans())
 def test_channel_images_match_numpy(args, sse2):
-    if sse2:
-        _kernels._limit_simd(())
-    try:
-        src, target, order, flips, threads = args
-        _check(src, target, order, flips, threads)
-    finally:
-        _kernels._limit_simd(None)
+    _check_drawn(args, sse2)
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float32, np.float64, "V16", "V3"])
