@@ -53,7 +53,7 @@ def extension(name, suffix=".pyx"):
         define_macros=macros,
         extra_compile_args=compile_args,
         extra_link_args=link_args,
-        depends=["lazybcast/_kernels_simd.h"] if name == "_kernels" else [],
+        depends=["lazybcast/_kernels_simd.h", "lazybcast/_kernels_team.h"] if name == "_kernels" else [],
     )
 
 

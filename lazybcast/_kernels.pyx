@@ -590,144 +590,149 @@ cdef void plan_run_objects(const Plan* p, const char* src, char* dst) noexcept:
 # Entry points (GIL held while validating; blocks run without it)
 # ------------------------------------------------------------------------------------------
 
-cdef class _Job:
-    """One validated copy, cut into blocks along one axis so that it can be interrupted and
-    shared among threads. Holds references to both arrays while any thread uses it."""
-    cdef Plan plan
-    cdef const char* src
-    cdef char* dst
-    cdef object src_ref
-    cdef object dst_ref
-    cdef int axis            # the axis cut into blocks; outer axes are walked one by one
-    cdef intp_t per_block    # indices of `axis` in one block
-    cdef intp_t blocks_per_outer
-    cdef intp_t n_items
-    cdef bint cancelled
+cdef extern from "_kernels_team.h":
+    ctypedef struct lzb_team:
+        int started
+    int lzb_team_start(lzb_team* team, int n, void (*fn)(void*) noexcept nogil,
+                       void* arg) noexcept nogil
+    void lzb_team_join(lzb_team* team) noexcept nogil
+    intp_t lzb_next_item(intp_t* counter) noexcept nogil
+    bint lzb_cancelled(int* flag) noexcept nogil
+    void lzb_cancel(int* flag) noexcept nogil
 
-    cdef int setup(self, object src_ref, object dst_ref, const char* src, char* dst) except -1:
-        cdef intp_t rowbytes = self.plan.itemsize
-        cdef int d
-        self.src_ref = src_ref
-        self.dst_ref = dst_ref
-        self.src = src
-        self.dst = dst
-        self.cancelled = False
-        if self.plan.empty:
-            self.n_items = 0
-            return 0
-        d = self.plan.ndim - 1
-        while d > 0 and (rowbytes * self.plan.shape[d] <= _chunk_bytes or d > self.plan.gaxis >= 0):
-            rowbytes *= self.plan.shape[d]
-            d -= 1
-        self.axis = d
-        self.per_block = max(1, _chunk_bytes // rowbytes)
-        self.blocks_per_outer = (self.plan.shape[d] + self.per_block - 1) // self.per_block
-        self.n_items = self.blocks_per_outer
-        for d in range(self.axis):
-            self.n_items *= self.plan.shape[d]
-        return 0
 
-    cdef int run_items(self, intp_t start, intp_t stop, bint check_signals) except -1:
-        cdef Plan sub
-        cdef intp_t item, rest, i, first, count
-        cdef int d, ax = self.axis
-        cdef const char* s
-        cdef char* t
-        if self.n_items == 0:
-            return 0
-        # The sub-plan covers axes ax.. with axis ax shortened to one block.
-        sub.ndim = self.plan.ndim - ax
-        sub.itemsize = self.plan.itemsize
-        sub.empty = False
-        sub.has_objects = self.plan.has_objects
-        sub.stream = self.plan.stream
-        sub.tiled = self.plan.tiled and sub.ndim >= 2
-        sub.gaxis = self.plan.gaxis - ax if self.plan.gaxis >= 0 else -1
-        sub.goffsets = self.plan.goffsets
-        for d in range(sub.ndim):
-            sub.shape[d] = self.plan.shape[ax + d]
-            sub.sstride[d] = self.plan.sstride[ax + d]
-            sub.dstride[d] = self.plan.dstride[ax + d]
-            sub.dblock[d] = self.plan.dblock[ax + d]
-        for item in range(start, stop):
-            if self.cancelled:
+cdef struct Job:
+    # One validated copy, cut into blocks along one axis so that it can be interrupted and
+    # shared among threads. Lives on the stack of _execute_plan, whose caller keeps both
+    # arrays alive; every helper is joined before that frame returns.
+    Plan plan
+    const char* src
+    char* dst
+    int axis                 # the axis cut into blocks; outer axes are walked one by one
+    intp_t per_block         # indices of `axis` in one block
+    intp_t blocks_per_outer
+    intp_t n_items
+    intp_t next              # the next block to hand out (atomic)
+    int cancelled            # set (atomically) on an exception: no thread starts a block
+
+
+cdef void _job_init(Job* job, const Plan* plan, const char* src, char* dst) noexcept:
+    cdef intp_t rowbytes = plan.itemsize
+    cdef int d
+    job.plan = plan[0]
+    job.src = src
+    job.dst = dst
+    job.next = 0
+    job.cancelled = 0
+    job.n_items = 0
+    if plan.empty:
+        return
+    d = plan.ndim - 1
+    while d > 0 and (rowbytes * plan.shape[d] <= _chunk_bytes or d > plan.gaxis >= 0):
+        rowbytes *= plan.shape[d]
+        d -= 1
+    job.axis = d
+    job.per_block = max(1, _chunk_bytes // rowbytes)
+    job.blocks_per_outer = (plan.shape[d] + job.per_block - 1) // job.per_block
+    job.n_items = job.blocks_per_outer
+    for d in range(job.axis):
+        job.n_items *= plan.shape[d]
+
+
+cdef void _job_block(const Job* job, intp_t item, Plan* sub, const char** src,
+                     char** dst) noexcept nogil:
+    """The sub-plan of block ``item``: axes ax.. with axis ax shortened to one block."""
+    cdef int d, ax = job.axis
+    cdef intp_t rest, i, first, count
+    cdef const Plan* p = &job.plan
+    cdef const char* s
+    cdef char* t
+    sub.ndim = p.ndim - ax
+    sub.itemsize = p.itemsize
+    sub.empty = False
+    sub.has_objects = p.has_objects
+    sub.stream = p.stream
+    sub.tiled = p.tiled and sub.ndim >= 2
+    sub.gaxis = p.gaxis - ax if p.gaxis >= 0 else -1
+    sub.goffsets = p.goffsets
+    for d in range(sub.ndim):
+        sub.shape[d] = p.shape[ax + d]
+        sub.sstride[d] = p.sstride[ax + d]
+        sub.dstride[d] = p.dstride[ax + d]
+        sub.dblock[d] = p.dblock[ax + d]
+    rest = item // job.blocks_per_outer
+    first = (item % job.blocks_per_outer) * job.per_block
+    count = min(job.per_block, p.shape[ax] - first)
+    s = job.src + first * p.sstride[ax]
+    t = job.dst + first * p.dstride[ax]
+    for d in range(ax - 1, -1, -1):
+        i = rest % p.shape[d]
+        rest //= p.shape[d]
+        s += i * p.sstride[d]
+        t += i * p.dstride[d]
+    sub.shape[0] = count
+    if sub.gaxis == 0:
+        sub.goffsets = p.goffsets + first  # (the gather axis has stride 0)
+    if sub.dblock[0] > 0:
+        sub.dblock[0] = count * sub.dstride[0]
+    src[0] = s
+    dst[0] = t
+
+
+cdef void _helper(void* arg) noexcept nogil:
+    """A helper thread: blocks until none is left or the copy is cancelled."""
+    cdef Job* job = <Job*>arg
+    cdef Plan sub
+    cdef const char* s
+    cdef char* t
+    cdef intp_t item
+    while not lzb_cancelled(&job.cancelled):
+        item = lzb_next_item(&job.next)
+        if item >= job.n_items:
+            break
+        _job_block(job, item, &sub, &s, &t)
+        plan_run(&sub, s, t)
+
+
+cdef int _execute(Job* job, int threads) except -1:
+    """Run every block of ``job``: this thread checks for Ctrl-C between its blocks, and up
+    to ``threads - 1`` helpers, started here, share the blocks. Whatever happens (any number
+    of KeyboardInterrupts), every helper has stopped and been joined when this returns or
+    raises: on an exception the job is cancelled, so each helper finishes at most the block
+    it is in."""
+    cdef lzb_team team
+    cdef Plan sub
+    cdef const char* s
+    cdef char* t
+    cdef intp_t item
+    team.started = 0
+    if job.plan.has_objects:
+        threads = 1  # reference counts need the GIL
+    if threads > job.n_items:
+        threads = <int>job.n_items
+    if threads > 1:
+        with nogil:
+            lzb_team_start(&team, threads - 1, _helper, job)
+    try:
+        while not lzb_cancelled(&job.cancelled):
+            item = lzb_next_item(&job.next)
+            if item >= job.n_items:
                 break
-            rest = item // self.blocks_per_outer
-            first = (item % self.blocks_per_outer) * self.per_block
-            count = min(self.per_block, self.plan.shape[ax] - first)
-            s = self.src + first * self.plan.sstride[ax]
-            t = self.dst + first * self.plan.dstride[ax]
-            for d in range(ax - 1, -1, -1):
-                i = rest % self.plan.shape[d]
-                rest //= self.plan.shape[d]
-                s += i * self.plan.sstride[d]
-                t += i * self.plan.dstride[d]
-            sub.shape[0] = count
-            if sub.gaxis == 0:
-                sub.goffsets = self.plan.goffsets + first  # (the gather axis has stride 0)
-            if sub.dblock[0] > 0:
-                sub.dblock[0] = count * sub.dstride[0]
-            if self.plan.has_objects:
+            _job_block(job, item, &sub, &s, &t)
+            if job.plan.has_objects:
                 plan_run_objects(&sub, s, t)
             else:
                 with nogil:
                     plan_run(&sub, s, t)
-            if check_signals:
-                PyErr_CheckSignals()
-        return 0
-
-    def run(self, intp_t start, intp_t stop):
-        """Run items ``[start, stop)`` (used by worker threads; no signal checks)."""
-        self.run_items(start, stop, False)
-
-
-import threading as _threading
-
-_pool = None
-_pool_pid = None
-_pool_lock = _threading.Lock()
-
-
-def _thread_pool():
-    """The shared worker threads, made anew in a forked child (whose copy of the parent's
-    pool has no threads behind it and would never run a task)."""
-    global _pool, _pool_pid
-    import os
-    with _pool_lock:
-        if _pool is None or _pool_pid != os.getpid():
-            from concurrent.futures import ThreadPoolExecutor
-            _pool = ThreadPoolExecutor(max_workers=max(1, (os.cpu_count() or 1)),
-                                       thread_name_prefix="lazybcast")
-            _pool_pid = os.getpid()
-        return _pool
-
-
-cdef object _execute(_Job job, int threads):
-    cdef intp_t n = job.n_items, per, k
-    if threads <= 1 or n < 2 or job.plan.has_objects:
-        job.run_items(0, n, True)
-        return
-    threads = min(threads, n)
-    per = (n + threads - 1) // threads
-    pool = _thread_pool()
-    futures = [pool.submit(job.run, k * per, min(n, (k + 1) * per)) for k in range(1, threads)]
-    try:
-        job.run_items(0, min(n, per), True)
-    except BaseException:
-        job.cancelled = True  # Ctrl-C here: the helpers stop at their next block too
-        raise
+            PyErr_CheckSignals()
     finally:
-        if not all(f.done() for f in futures):
-            import concurrent.futures
-            try:
-                # Ctrl-C while we wait for helpers stops them at their next block.
-                concurrent.futures.wait(futures)
-            except BaseException:
-                job.cancelled = True
-                concurrent.futures.wait(futures)
-                raise
-    for f in futures:
-        f.result()
+        # No Python code runs from here to the end of the join, so no signal handler can
+        # raise in between.
+        lzb_cancel(&job.cancelled)
+        if team.started:
+            with nogil:
+                lzb_team_join(&team)
+    return 0
 
 
 cdef int threads_for(intp_t nbytes, object threads) except -1:
@@ -812,7 +817,7 @@ cdef int _execute_plan(Plan* plan, const char* s, char* t, object src_ref, cnp.n
     shared among threads."""
     cdef intp_t nbytes = cnp.PyArray_NBYTES(out)
     cdef int nthreads = threads_for(nbytes, threads)
-    cdef _Job job
+    cdef Job job
     if plan.empty:
         return 0
     plan.stream = nbytes >= _stream_bytes
@@ -823,10 +828,8 @@ cdef int _execute_plan(Plan* plan, const char* s, char* t, object src_ref, cnp.n
             with nogil:
                 plan_run(plan, s, t)
         return 0
-    job = _Job.__new__(_Job)
-    job.plan = plan[0]
-    job.setup(src_ref, out, s, t)
-    _execute(job, nthreads)
+    _job_init(&job, plan, s, t)
+    _execute(&job, nthreads)
     return 0
 
 
