@@ -775,6 +775,25 @@ cdef bint may_overlap(cnp.ndarray a, cnp.ndarray b) noexcept:
     return alo < bhi and blo < ahi and alo < ahi and blo < bhi
 
 
+cdef bint _copyable(cnp.ndarray out) except -1:
+    """Whether the kernels can copy ``out``'s items: True for plain object arrays (a path that
+    keeps reference counts), False for items that are plain bytes. Raises TypeError for
+    anything else: references inside a structured dtype, or a dtype of the new DType API
+    (StringDType keeps its strings in an arena owned by its descriptor), whose bytes must not
+    be copied between arrays; NumPy copies those (``np.copyto``)."""
+    cdef cnp.PyArray_Descr* descr = cnp.PyArray_DESCR(out)
+    cdef int num = cnp.PyArray_TYPE(out)
+    if lzb_has_refs(descr):
+        if num == cnp.NPY_OBJECT:
+            return True
+        raise TypeError(f"cannot copy {out.dtype!r} in the kernels: its items hold references "
+                        f"(only plain object arrays do); use np.copyto")
+    if num >= 256 and not getattr(type(out.dtype), "_legacy", True):  # NPY_USERDEF
+        raise TypeError(f"cannot copy {out.dtype!r} in the kernels: only NumPy's built-in and "
+                        f"legacy user dtypes are plain bytes; use np.copyto")
+    return False
+
+
 cdef int copy_into(cnp.ndarray src, cnp.ndarray out, object threads) except -1:
     """Fill ``out`` with the broadcast of ``src`` (``src`` has ``out``'s rank; each of its
     axes is 1 or ``out``'s size). Validates everything, then copies without the GIL."""
@@ -793,9 +812,7 @@ cdef int copy_into(cnp.ndarray src, cnp.ndarray out, object threads) except -1:
         raise TypeError(f"src and out must have one dtype, got {src.dtype} and {out.dtype}")
     if not cnp.PyArray_ISWRITEABLE(out):
         raise ValueError("out must be writeable")
-    objects = lzb_has_refs(cnp.PyArray_DESCR(out))
-    if objects and cnp.PyArray_TYPE(out) != cnp.NPY_OBJECT:
-        raise TypeError(f"cannot copy {out.dtype}: objects inside a structured dtype")
+    objects = _copyable(out)
     for d in range(ndim):
         n = cnp.PyArray_DIMS(out)[d]
         shape[d] = n
@@ -850,7 +867,8 @@ def copy_broadcast(cnp.ndarray src not None, cnp.ndarray out not None, threads=N
     return out
 
 
-def gather(cnp.ndarray src not None, tuple vshape, tuple axes, list indices,
+def gather(cnp.ndarray src not None, tuple vshape not None, tuple axes not None,
+           list indices not None,
            cnp.ndarray out not None, int bpos, int bndim, tuple report_axes=None):
     """gather(src, vshape, axes, indices, out, bpos, bndim, report_axes=None)
 
@@ -871,6 +889,7 @@ def gather(cnp.ndarray src not None, tuple vshape, tuple axes, list indices,
     cdef intp_t rsstride[NPY_MAXDIMS]
     cdef intp_t rdstride[NPY_MAXDIMS]
     cdef intp_t vstride[NPY_MAXDIMS]
+    cdef intp_t vsh[NPY_MAXDIMS]
     cdef bint is_adv[NPY_MAXDIMS]
     cdef intp_t* offsets = NULL
     cdef cnp.ndarray idx
@@ -879,35 +898,52 @@ def gather(cnp.ndarray src not None, tuple vshape, tuple axes, list indices,
     cdef char* t0 = <char*>cnp.PyArray_DATA(out)
     cdef char* t
     cdef Plan plan
-    if src.ndim != ndim or ndim > NPY_MAXDIMS:
-        raise ValueError(f"src must have rank {len(vshape)}, got {src.ndim}")
-    if src.dtype != out.dtype or not out.flags.c_contiguous or not out.flags.writeable:
-        raise ValueError("out must be a writeable C-contiguous array of src's dtype")
+    cdef bint objects
+    if cnp.PyArray_NDIM(src) != ndim or ndim > NPY_MAXDIMS:
+        raise ValueError(f"src must have rank {len(vshape)}, got {cnp.PyArray_NDIM(src)}")
+    if not lzb_equiv_types(cnp.PyArray_DESCR(src), cnp.PyArray_DESCR(out)):
+        raise TypeError(f"src and out must have one dtype, got {src.dtype} and {out.dtype}")
+    if not cnp.PyArray_IS_C_CONTIGUOUS(out) or not cnp.PyArray_ISWRITEABLE(out):
+        raise ValueError("out must be a writeable C-contiguous array")
+    objects = _copyable(out)
+    for d in range(ndim):
+        vsh[d] = vshape[d]
+        if vsh[d] < 0:
+            raise ValueError(f"vshape must hold sizes >= 0, got {vshape!r}")
     if nadv != len(indices) or nadv == 0:
         raise ValueError("one index array per advanced axis is needed")
+    for j in range(nadv):
+        if not isinstance(indices[j], cnp.ndarray):
+            raise TypeError(f"indices[{j}] must be an ndarray, got {type(indices[j]).__name__}")
+    if may_overlap(src, out):
+        src = src.copy()
+        s0 = <const char*>cnp.PyArray_DATA(src)
     if report_axes is not None and len(report_axes) != nadv:
         raise ValueError(f"report_axes must name {nadv} axes, got {report_axes!r}")
-    if bpos < 0 or bndim < 0 or bpos + bndim > out.ndim or out.ndim - bndim != ndim - nadv:
+    if bpos < 0 or bndim < 0 or bpos + bndim > cnp.PyArray_NDIM(out) or cnp.PyArray_NDIM(out) - bndim != ndim - nadv:
         raise ValueError("out's rank does not match the gather")
     for d in range(ndim):
         is_adv[d] = False
-        if src.shape[d] == vshape[d]:
-            vstride[d] = src.strides[d]
-        elif src.shape[d] == 1:
+        if cnp.PyArray_DIMS(src)[d] == vsh[d]:
+            vstride[d] = cnp.PyArray_STRIDES(src)[d]
+        elif cnp.PyArray_DIMS(src)[d] == 1:
             vstride[d] = 0
         else:
-            raise ValueError(f"src axis {d} has size {src.shape[d]}, expected 1 or {vshape[d]}")
+            raise ValueError(f"src axis {d} has size {cnp.PyArray_DIMS(src)[d]}, expected 1 or {vsh[d]}")
     nb = 1
     for d in range(bpos, bpos + bndim):
-        nb *= out.shape[d]
+        nb *= cnp.PyArray_DIMS(out)[d]
     for j in range(nadv):
         d = axes[j]
         if d < 0 or d >= ndim or is_adv[d] or (j > 0 and d <= axes[j - 1]):
             raise ValueError(f"axes must be sorted distinct axes of vshape, got {axes}")
         is_adv[d] = True
         idx = indices[j]
-        if idx.dtype != np.intp or idx.ndim != 1 or not idx.flags.c_contiguous or idx.shape[0] != nb:
-            raise ValueError(f"indices[{j}] must be a C-contiguous 1-D intp array of length {nb}")
+        if (cnp.PyArray_TYPE(idx) != cnp.NPY_INTP or not cnp.PyArray_ISNOTSWAPPED(idx)
+                or cnp.PyArray_NDIM(idx) != 1 or not cnp.PyArray_ISCARRAY_RO(idx)
+                or cnp.PyArray_DIMS(idx)[0] != nb):
+            raise ValueError(f"indices[{j}] must be an aligned C-contiguous 1-D intp array of "
+                             f"length {nb}, got {idx.dtype} of shape {(<object>idx).shape}")
     # The copy runs over out's axes in order: the remaining axes of vshape before the index
     # axes, the index axes as one gather axis (nb positions, contiguous in C-ordered out),
     # then the remaining axes after them.
@@ -918,18 +954,18 @@ def gather(cnp.ndarray src not None, tuple vshape, tuple axes, list indices,
             continue
         if r == bpos:
             r += bndim
-        if out.shape[r] != vshape[d]:
-            raise ValueError(f"out axis {r} must have size {vshape[d]}, got {out.shape[r]}")
+        if cnp.PyArray_DIMS(out)[r] != vsh[d]:
+            raise ValueError(f"out axis {r} must have size {vsh[d]}, got {cnp.PyArray_DIMS(out)[r]}")
         k = nrest + (1 if nrest >= bpos else 0)
-        rshape[k] = vshape[d]
+        rshape[k] = vsh[d]
         rsstride[k] = vstride[d]
-        rdstride[k] = out.strides[r]
+        rdstride[k] = cnp.PyArray_STRIDES(out)[r]
         nrest += 1
         r += 1
-    size = out.dtype.itemsize
+    size = cnp.PyArray_ITEMSIZE(out)
     bstride = size
-    for d in range(bpos + bndim, out.ndim):
-        bstride *= out.shape[d]
+    for d in range(bpos + bndim, cnp.PyArray_NDIM(out)):
+        bstride *= cnp.PyArray_DIMS(out)[d]
     rshape[bpos] = nb
     rsstride[bpos] = 0
     rdstride[bpos] = bstride
@@ -945,7 +981,7 @@ def gather(cnp.ndarray src not None, tuple vshape, tuple axes, list indices,
             d = axes[j]
             idx = indices[j]
             values = <const intp_t*>cnp.PyArray_DATA(idx)
-            limit = vshape[d]
+            limit = vsh[d]
             step = vstride[d]
             for b in range(nb):
                 v = values[b]
@@ -956,12 +992,12 @@ def gather(cnp.ndarray src not None, tuple vshape, tuple axes, list indices,
                     raise IndexError(
                         f"index {values[b]} is out of bounds for axis {axis} with size {limit}")
                 offsets[b] += v * step
-        if out.size == 0:  # indices checked (as NumPy does), nothing to copy
+        if cnp.PyArray_SIZE(out) == 0:  # indices checked (as NumPy does), nothing to copy
             return out
         s = s0
         t = t0
-        plan_init(&plan, nrest + 1, rshape, rsstride, rdstride, size, out.dtype.hasobject, &s, &t,
-                  bpos, offsets)
+        plan_init(&plan, nrest + 1, rshape, rsstride, rdstride, size, objects, &s, &t, bpos,
+                  offsets)
         _execute_plan(&plan, s, t, src, out, None)
     finally:
         free(offsets)
