@@ -3,7 +3,7 @@
 The view tests reach the kernels through small arrays; these reach the paths that only large
 or oddly laid-out copies take: transposing tiles, replication of outer broadcast axes, the
 zero-pattern memset, non-temporal stores (outputs of 8 MB and more), blocks handed to threads,
-and a pool of worker threads used again after ``fork()``.
+and helper threads in a child after ``fork()``.
 """
 
 import os
@@ -255,9 +255,10 @@ def test_gather_into_its_own_source():
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
 def test_threads_work_in_a_forked_child():
-    """A forked child inherits the parent's thread pool object but not its threads."""
+    """A forked child of a process that made multi-threaded copies makes them too (it has no
+    helper threads to inherit: each copy starts and joins its own)."""
     v = lazybcast.broadcast_to(np.arange(2048.0), (2048, 2048))
-    v.materialize(threads=2)  # the parent's pool now exists
+    v.materialize(threads=2)
     pid = os.fork()
     if pid == 0:  # pragma: no cover - runs in the child
         try:
