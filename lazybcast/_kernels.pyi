@@ -9,7 +9,13 @@ import numpy as np
 REPLICATE_CHUNK: int  # bytes; a replicated block grows by doubling up to this size
 CHUNK_BYTES: int  # bytes of work between two Ctrl-C checks, and per thread task
 STREAM_BYTES: int  # outputs at least this large are written with non-temporal stores
+STREAM_BYTES_LOW: int  # glibc's rule: 3/4 of the shared cache's share per CPU
+STREAM_BYTES_HIGH: int  # 1.5x the shared cache (where the cache keeps such outputs)
+SHARED_CACHE_BYTES: int  # the largest cache CPU 0 reports (0 if unknown)
+SHARED_CACHE_CPUS: int  # CPUs sharing it
 AUTO_THREADS_BYTES: int  # outputs at least this large use two threads by default
+
+def stream_threshold() -> int: ...  # measured once, then cached
 
 def copy_broadcast(
     src: np.ndarray[Any, Any],  # cnp.ndarray src not None

@@ -78,6 +78,7 @@ cdef extern from "_kernels_simd.h":
     void lzb_stream_copy(char* dst, const char* src, size_t n) noexcept nogil
     void lzb_stream_fill(char* dst, int byte, size_t n) noexcept nogil
     void lzb_stream_fence() noexcept nogil
+    int lzb_stream_pattern(char* dst, const char* item, intp_t size, intp_t len) noexcept nogil
     int lzb_scatter_transposed(const char* buf, intp_t ni, intp_t nj, char* dst, intp_t da,
                                intp_t size, bint stream) noexcept nogil
     int lzb_fill_rows(char* dst, intp_t dstep, const char* src, intp_t sstep, intp_t n,

@@ -150,7 +150,7 @@ cdef int _execute(Job* job, int threads) except -1:
 cdef int threads_for(intp_t nbytes, object threads) except -1:
     """How many threads a copy of ``nbytes`` uses (validating the user's ``threads``)."""
     if threads is None:
-        return 2 if nbytes >= AUTO_THREADS_BYTES else 1
+        return 2 if nbytes >= _auto_threads_bytes else 1
     if isinstance(threads, (bool, np.bool_)) or not isinstance(threads, (int, np.integer)):
         raise TypeError(f"threads must be a positive int or None, got {threads!r}")
     if threads < 1:
@@ -167,6 +167,8 @@ cdef int _execute_plan(Plan* plan, const char* s, char* t, cnp.ndarray out,
     cdef Job job
     if plan.empty:
         return 0
+    if nbytes >= _stream_low and not _stream_calibrated:
+        _calibrate_stream()
     plan.stream = nbytes >= _stream_bytes
     if nbytes <= _chunk_bytes and nthreads == 1:
         if plan.has_objects:

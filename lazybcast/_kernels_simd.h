@@ -8,7 +8,8 @@
  * answer and the shuffle masks, both set up by lzb_kernels_init() at import.
  *
  * Contents:
- *   lzb_stream_copy, lzb_stream_fill, lzb_stream_fence: non-temporal copy and fill;
+ *   lzb_stream_copy, lzb_stream_fill, lzb_stream_pattern, lzb_stream_fence: non-temporal
+ *   copy, fill with a byte and fill with an item;
  *   lzb_fill_rows: rows of one repeated item, with overlapping word or vector stores;
  *   lzb_reverse: reversed runs;
  *   lzb_channels: interleave and deinterleave 2 to 4 channels (CHW <-> HWC);
@@ -130,6 +131,49 @@ static inline void lzb_stream_fill(char *dst, int byte, size_t n) {
     }
 #endif
     memset(dst, byte, n);
+}
+
+/* A run of len bytes at dst, all copies of the item at item (1, 2, 4, 8 or 16 bytes), with
+   non-temporal 16-byte stores (a large output): a vector broadcast of the item, never a copy
+   of the output onto itself. Returns 0 ("not done here") for other sizes, for short runs,
+   for a dst that is not a multiple of the item size (the aligned stores would be out of
+   phase with the items) and without SSE2. */
+static inline int lzb_stream_pattern(char *dst, const char *item, Py_ssize_t size,
+                                     Py_ssize_t len) {
+#if defined(LZB_SSE2)
+    Py_ssize_t o;
+    __m128i v;
+    if ((size & (size - 1)) != 0 || size > 16 || len < 128 || ((size_t)dst & (size_t)(size - 1)))
+        return 0;
+    if (size == 16) {
+        v = _mm_loadu_si128((const __m128i *)item);
+    } else {
+        uint64_t q = 0;
+        switch (size) {
+        case 1: { uint8_t b; memcpy(&b, item, 1); q = b * UINT64_C(0x0101010101010101); break; }
+        case 2: { uint16_t h; memcpy(&h, item, 2); q = h * UINT64_C(0x0001000100010001); break; }
+        case 4: { uint32_t w; memcpy(&w, item, 4); q = w * UINT64_C(0x0000000100000001); break; }
+        default: memcpy(&q, item, 8); break;
+        }
+        v = _mm_set1_epi64x((long long)q);
+    }
+    _mm_storeu_si128((__m128i *)dst, v);
+    o = (Py_ssize_t)((16 - ((size_t)dst & 15)) & 15);  /* a multiple of size */
+    for (; o + 64 <= len; o += 64) {
+        _mm_stream_si128((__m128i *)(dst + o), v);
+        _mm_stream_si128((__m128i *)(dst + o + 16), v);
+        _mm_stream_si128((__m128i *)(dst + o + 32), v);
+        _mm_stream_si128((__m128i *)(dst + o + 48), v);
+    }
+    for (; o + 16 <= len; o += 16)
+        _mm_storeu_si128((__m128i *)(dst + o), v);
+    if (o < len)
+        _mm_storeu_si128((__m128i *)(dst + len - 16), v);
+    return 1;
+#else
+    (void)dst; (void)item; (void)size; (void)len;
+    return 0;
+#endif
 }
 
 /* Make non-temporal stores visible before anyone reads the output. */

@@ -28,9 +28,12 @@ cdef void _tiles(const Plan* p, const char* src, char* dst) noexcept nogil:
             _rows_dispatch(size, nj, p.sstride[b], ni * size, ni, p.sstride[a], size,
                            src + i * p.sstride[a] + j * p.sstride[b], buf, False)
             # dst[i + ii, j + jj] <- buf[jj, ii]: runs along axis b, short destination stride
+            # Ordinary stores even for a large output: a tile writes a few 16-byte pieces to
+            # each of many rows in turn, which non-temporal stores handle badly (4096x4096
+            # float32 on Zen 3: 43 ms streamed against 17 ms).
             if p.dstride[b] != size or not lzb_scatter_transposed(
                     buf, ni, nj, dst + i * p.dstride[a] + j * p.dstride[b], p.dstride[a], size,
-                    p.stream):
+                    False):
                 _rows_dispatch(size, ni, size, p.dstride[a], nj, ni * size, p.dstride[b],
                                buf, dst + i * p.dstride[a] + j * p.dstride[b], False)
             j += tile

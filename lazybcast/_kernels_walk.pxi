@@ -24,6 +24,13 @@ cdef void _run(const Plan* p, int d, const char* src, char* dst) noexcept nogil:
                     memset(dst, src[0], n * p.itemsize)
                 return
             if n * p.itemsize >= REPLICATE_MIN:
+                # Items of 1 to 16 bytes: vector broadcast stores, as out.fill() does (copying
+                # the output onto itself spent 86% of a scalar float64 fill in memmove).
+                if p.stream:
+                    if lzb_stream_pattern(dst, src, p.itemsize, n * p.itemsize):
+                        return
+                elif lzb_fill_rows(dst, 0, src, 0, 1, p.itemsize, n * p.itemsize):
+                    return
                 memcpy(dst, src, p.itemsize)
                 _replicate(dst, p.itemsize, n, p.stream)
                 return

@@ -287,15 +287,15 @@ def test_gather_refuses_a_short_report_axes():
 @pytest.mark.parametrize("dtype, cols", [(np.uint8, 6421), (np.int16, 4099), (np.float32, 3203),
                                          (np.float64, 2601), (np.uint8, 4096)])
 def test_large_transposing_copy_with_streaming_stores(dtype, cols):
-    """Past the streaming threshold (1.5x the last-level cache, at least 8 MB) the tiles are
-    written with non-temporal stores; rows whose sizes are not multiples of the 16x16 (8x8,
-    4x4, 2x2) register blocks take the scalar tails."""
-    rows = _kernels.STREAM_BYTES // (cols * np.dtype(dtype).itemsize) + 3  # odd tails
+    """Past the streaming threshold the tiles still use ordinary stores (streaming is for
+    whole runs); rows whose sizes are not multiples of the 16x16 (8x8, 4x4, 2x2) register
+    blocks take the scalar tails."""
+    rows = _kernels.stream_threshold() // (cols * np.dtype(dtype).itemsize) + 3  # odd tails
     shape = (rows, cols)
     a = _data(shape[::-1], dtype)
     source = a.T
     view = lazybcast.broadcast_to(source, shape)
-    assert view.nbytes >= _kernels.STREAM_BYTES
+    assert view.nbytes >= _kernels.stream_threshold()
     for threads in (1, 2):
         _assert_same_bytes(view.materialize(threads=threads), _expected(source, shape))
 
@@ -303,7 +303,7 @@ def test_large_transposing_copy_with_streaming_stores(dtype, cols):
 @pytest.mark.parametrize("dtype", [np.uint8, np.float32, np.float64, np.complex128])
 def test_large_reversed_run_with_streaming_stores(dtype):
     """A reversed run of a large output goes through a buffer and non-temporal stores."""
-    n = _kernels.STREAM_BYTES // np.dtype(dtype).itemsize + 4099  # not a multiple of the buffer
+    n = _kernels.stream_threshold() // np.dtype(dtype).itemsize + 4099  # not a multiple of the buffer
     source = np.arange(n).astype(dtype)[::-1]
     out = lazybcast.broadcast_to(source, (n,)).materialize(threads=1)
     _assert_same_bytes(out, _expected(source, (n,)))
@@ -414,3 +414,21 @@ def test_cropped_images_take_the_channel_kernels(dtype, simd):
         source.shape, source.strides, np.empty(source.shape, dtype).strides,
         source.dtype.itemsize)
     assert shape[-2:] == (33, 3) and sstrides[-1] == source.dtype.itemsize
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float32, np.float64, np.complex128])
+@pytest.mark.parametrize("offset", [0, 1], ids=["aligned", "misaligned out"])
+def test_fill_with_one_item_past_the_streaming_threshold(dtype, offset):
+    """A scalar broadcast to a large output is written with vector broadcast stores
+    (non-temporal past the threshold), never by copying the output onto itself; an out whose
+    address is not a multiple of the item size takes the replication path."""
+    dtype = np.dtype(dtype)
+    n = _kernels.stream_threshold() // dtype.itemsize + 7
+    value = _data((1,), dtype)
+    raw = np.zeros(n * dtype.itemsize + 16, dtype=np.uint8)
+    out = np.ndarray((n,), dtype, buffer=raw, offset=offset)
+    for threads in (1, 2):
+        out[...] = 0
+        lazybcast.broadcast_to(value, (n,)).materialize(out=out, threads=threads)
+        _assert_same_bytes(out, np.broadcast_to(value, (n,)))
+        assert not raw[n * dtype.itemsize + offset:].any()  # nothing written past the end
