@@ -41,6 +41,13 @@ cdef inline void _rows(item_t* tag, intp_t n0, intp_t s0, intp_t d0,
     cdef const char* s
     cdef char* d
     if s1 == 0 and d1 == size:
+        # A large output: rows of one item with non-temporal broadcast stores (lzb_fill_rows
+        # would read every destination line for ownership first).
+        if stream and n1 * size >= 1024 and lzb_stream_pattern(dst, src, size, n1 * size):
+            for i in range(1, n0):
+                if not lzb_stream_pattern(dst + i * d0, src + i * s0, size, n1 * size):
+                    lzb_fill_rows(dst + i * d0, 0, src + i * s0, 0, 1, size, n1 * size)
+            return
         if lzb_fill_rows(dst, d0, src, s0, n0, size, n1 * size):
             return
         # portable loops (no SSE2)

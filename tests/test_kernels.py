@@ -432,3 +432,19 @@ def test_fill_with_one_item_past_the_streaming_threshold(dtype, offset):
         lazybcast.broadcast_to(value, (n,)).materialize(out=out, threads=threads)
         _assert_same_bytes(out, np.broadcast_to(value, (n,)))
         assert not raw[n * dtype.itemsize + offset:].any()  # nothing written past the end
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32, np.float64, np.complex128])
+@pytest.mark.parametrize("pad", [0, 1], ids=["aligned rows", "rows off by one byte"])
+def test_rows_of_one_item_past_the_streaming_threshold(dtype, pad):
+    """Rows each filled with one item (channel planes), streamed past the threshold; rows
+    whose addresses are not multiples of the item size fall back to ordinary stores."""
+    dtype = np.dtype(dtype)
+    cols = 4099
+    rows = _kernels.stream_threshold() // (cols * dtype.itemsize) + 3
+    rowbytes = cols * dtype.itemsize + pad
+    raw = np.zeros(rows * rowbytes + 16, dtype=np.uint8)
+    out = np.ndarray((rows, cols), dtype, buffer=raw, strides=(rowbytes, dtype.itemsize))
+    source = _data((rows, 1), dtype)
+    lazybcast.broadcast_to(source, (rows, cols)).materialize(out=out, threads=2)
+    _assert_same_bytes(out, np.broadcast_to(source, (rows, cols)))
