@@ -200,8 +200,9 @@ cdef class BroadcastView:
             A writeable array of exactly the view's shape and dtype, in any layout. It may
             overlap the source.
         threads : int, optional
-            Threads to split a large copy across (the GIL is released). ``None`` picks one
-            thread for outputs under 32 MB and two above.
+            Threads to split a large copy across (the GIL is released). ``None`` picks two
+            threads for outputs of two 4 MiB blocks or more (8 MiB) on a machine with two
+            usable CPUs or more, else one (``lazybcast._kernels.AUTO_THREADS_BYTES``).
 
         Returns
         -------

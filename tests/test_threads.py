@@ -157,8 +157,8 @@ def test_no_helper_thread_outlives_a_call():
     view.materialize()  # threads=None: two threads at this size
     view[:, np.arange(4095, -1, -1)]  # a gather of 64 MB
     assert threading.active_count() == before_py
-    if before_os is not None:
-        assert _os_threads() == before_os
+    if before_os is not None:  # (<=: a thread of an earlier test may have ended meanwhile)
+        assert _os_threads() <= before_os
 
 
 FORK_AFTER_THREADS = """
