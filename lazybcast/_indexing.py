@@ -141,7 +141,8 @@ def index(source, shape, key):
             # References inside a structured dtype: NumPy's own gather knows which bytes are
             # references; it sees the same key (its entries as classified here).
             full = np.broadcast_to(source, shape)
-            key = tuple(np.bool_(v) if k == _BOOL0 else v for k, v in entries)
+            key = tuple(np.bool_(v) if k == _BOOL0 else Ellipsis if k == _ELLIPSIS else v
+                        for k, v in entries)
             return np.ascontiguousarray(full[key])
         return _advanced(source, shape, entries, fill)
     return _basic(source, shape, entries, fill)
@@ -276,11 +277,16 @@ def _advanced(source, shape, entries, fill):
             fancy_ndim = max(fancy_ndim, value.ndim)
     res.extend(shape[axis:axis + left])  # the implicit trailing `...`
     rest.extend(shape[axis:axis + left])
-    if n_index > _MAXDIMS or (n_index == _MAXDIMS and not rest):
+    n_rest = 1
+    for n in rest:
+        n_rest *= n
+    # NumPy's MapIter: at most 64 index arrays, and 63 when the rest of the result (its
+    # "subspace") holds exactly one element.
+    if n_index > _MAXDIMS or (n_index == _MAXDIMS and n_rest == 1):
         raise IndexError(
             f"too many advanced (array) indices: {n_index} index arrays (a boolean array counts "
             f"one per axis, a scalar boolean one); NumPy allows at most {_MAXDIMS}, or "
-            f"{_MAXDIMS - 1} when they take every axis"
+            f"{_MAXDIMS - 1} when the other axes of the result hold one element"
         )
     if len(res) + fancy_ndim > _MAXDIMS:
         raise IndexError(
