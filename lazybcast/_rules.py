@@ -147,11 +147,18 @@ def as_shape(value, name="target_shape", *, allow_int=False, allow_negative=Fals
             )
         else:
             n = _as_index(item, name, i)
-        if n < 0 and not allow_negative:
+        if n > MAX_INTP:  # in order with the type checks, as NumPy's converter
             raise ValueError(
-                f"{name}[{i}] is {n}, but sizes cannot be negative; allowed values are >= 0"
+                f"{name}[{i}] is {n}, more than this platform can index ({MAX_INTP}); "
+                f"reduce the shape"
             )
         shape.append(n)
+    if not allow_negative:
+        for i, n in enumerate(shape):
+            if n < 0:
+                raise ValueError(
+                    f"{name}[{i}] is {n}, but sizes cannot be negative; allowed values are >= 0"
+                )
     return tuple(shape)
 
 
