@@ -11,7 +11,10 @@ _MAXDIMS = 64
 
 
 def _as_array(data):
-    if type(data) is np.ndarray:
+    """``data`` as an ndarray: ndarrays and their subclasses as they are (``make_view`` reads a
+    subclass through ``np.asarray`` and refuses a masked array), anything else through
+    ``np.asarray``."""
+    if isinstance(data, np.ndarray):
         return data
     if isinstance(data, BroadcastView):
         raise TypeError(

@@ -412,8 +412,24 @@ def _rebuild(source, shape, mode, base_shape=None):
 def make_view(data, tuple aligned, tuple shape, str mode):
     """A view of ``data`` reshaped to ``aligned`` (same size, ones inserted) broadcast to
     ``shape``. Stride-0 axes of ``data`` itself are collapsed, so a view of
-    ``np.broadcast_to(...)`` stays compact."""
-    source = data if data.shape == aligned else data.reshape(aligned)
+    ``np.broadcast_to(...)`` stays compact.
+
+    ``data`` is an ndarray. Of its subclasses, a masked array is refused (``TypeError``: the
+    view would drop its mask); any other (``np.memmap``, ``np.matrix``, user subclasses) is read
+    through ``np.asarray`` (a plain ndarray over the same memory, no copy) and stays the view's
+    ``base``, so that a memmap-backed view is still recognisable as one.
+    """
+    cdef object arr = data
+    if type(data) is not np.ndarray:
+        if not isinstance(data, np.ndarray):
+            raise TypeError(f"data must be a numpy.ndarray, got {type(data).__name__}")
+        if isinstance(data, np.ma.MaskedArray):
+            raise TypeError(
+                "data is a masked array, whose mask a BroadcastView would lose; pass "
+                "data.filled(fill_value) or np.ma.getdata(data)"
+            )
+        arr = np.asarray(data)
+    source = arr if arr.shape == aligned else arr.reshape(aligned)
     if 0 in source.strides:
         key = []
         for n, stride in zip(source.shape, source.strides):

@@ -611,3 +611,49 @@ def test_broadcast_shapes_counts_elements_as_numpy():
             np.broadcast_shapes(shape)
         with pytest.raises(ValueError, match="too large"):
             lazybcast.broadcast_shapes(shape)
+
+
+# -- ndarray subclasses as data (issue 13, item 8) --------------------------------------------
+
+
+class _Tagged(np.ndarray):
+    """A user subclass."""
+
+
+def test_masked_arrays_are_refused():
+    data = np.ma.masked_array([1, 2, 3], mask=[0, 1, 0])
+    for call in (lambda: lazybcast.broadcast_to(data, (2, 3)),
+                 lambda: lazybcast.broadcast(data, [2, 3]),
+                 lambda: lazybcast.broadcast_arrays(data, np.ones((2, 1)))):
+        with pytest.raises(TypeError, match="mask"):
+            call()
+    v = lazybcast.broadcast_to(np.ma.getdata(data), (2, 3))  # the documented way out
+    np.testing.assert_array_equal(v.materialize(), [[1, 2, 3]] * 2)
+
+
+@pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")
+@pytest.mark.parametrize("make", [
+    lambda: np.matrix([[1, 2], [3, 4]]),
+    lambda: np.arange(4).view(_Tagged).reshape(2, 2),
+], ids=["matrix", "user-subclass"])
+def test_other_subclasses_are_read_as_plain_arrays(make):
+    import pickle
+
+    data = make()
+    v = lazybcast.broadcast_to(data, (3, 2, 2))
+    assert v.base is data  # the user's object
+    assert type(v.source) is np.ndarray and np.shares_memory(v.source, data)
+    expected = np.broadcast_to(np.asarray(data), (3, 2, 2))
+    np.testing.assert_array_equal(v.materialize(), expected)
+    assert all(type(row) is np.ndarray for row in v)
+    assert type(v[0, 0]) is lazybcast.BroadcastView and type(v[[0, 1]]) is np.ndarray
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(v)).materialize(), expected)
+
+
+def test_memmap_sources_stay_memmaps(tmp_path):
+    mm = np.memmap(tmp_path / "data.bin", dtype=np.float32, mode="w+", shape=(4,))
+    mm[:] = np.arange(4)
+    v = lazybcast.broadcast_to(mm, (3, 4))
+    assert isinstance(v.base, np.memmap) and type(v.source) is np.ndarray
+    assert np.shares_memory(v.source, mm)
+    np.testing.assert_array_equal(v.materialize(), np.broadcast_to(np.arange(4.0), (3, 4)))
