@@ -137,6 +137,9 @@ def index(source, shape, key):
         )
     fill = ndim - consumed
     if advanced:
+        result = _one_array(source, shape, entries)
+        if result is not None:
+            return result
         if source.dtype.hasobject and source.dtype.type is not np.object_:
             # References inside a structured dtype: NumPy's own gather knows which bytes are
             # references; it sees the same key (its entries as classified here).
@@ -149,6 +152,29 @@ def index(source, shape, key):
 
 
 _FULL = slice(None)
+
+
+def _one_array(source, shape, entries):
+    """The commonest gather, ``view[idx]`` or ``view[:, idx]`` (one integer array, every other
+    entry a whole slice): straight to the kernel, or None for any other key."""
+    pos = -1
+    arr = None
+    for k, (kind, value) in enumerate(entries):
+        if kind == _ARRAY and arr is None and value.dtype.kind != "b" and value.ndim:
+            arr = value
+            pos = k
+        elif not (kind == _SLICE and value.start is None and value.stop is None
+                  and value.step is None):
+            return None
+    dtype = source.dtype
+    if arr is None or len(shape) - 1 + arr.ndim > _MAXDIMS or (
+            dtype.hasobject and dtype.type is not np.object_):
+        return None
+    out = np.empty(tuple(shape[:pos]) + arr.shape + tuple(shape[pos + 1:]), dtype=dtype)
+    if arr.ndim != 1 or arr.dtype != np.intp or not arr.flags.c_contiguous:
+        arr = np.ascontiguousarray(arr, dtype=np.intp).reshape(-1)
+    _kernels.gather(source, shape, (pos,), [arr], out, pos, out.ndim - len(shape) + 1, (pos,))
+    return out
 
 
 def _basic(source, shape, entries, fill):
@@ -226,8 +252,9 @@ def _advanced(source, shape, entries, fill):
             n_new += 1
         elif kind == _SLICE:
             basic_entries.append((kind, value))
-            res.append(len(range(*value.indices(shape[axis]))))
-            rest.append(res[-1])
+            n = len(range(*value.indices(shape[axis])))  # (no negative list indices here:
+            res.append(n)                                # setup.py turns wraparound off)
+            rest.append(n)
             pos += 1
             axis += 1
         elif kind == _ELLIPSIS:
