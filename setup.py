@@ -45,6 +45,15 @@ directives = {
 macros = [("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")]
 
 
+# The parts of the _kernels extension (see the map in its docstring).
+KERNEL_PARTS = [
+    "lazybcast/_kernels.pxd",
+    "lazybcast/_kernels_simd.h",
+    "lazybcast/_kernels_team.h",
+] + [f"lazybcast/_kernels_{unit}.pxi" for unit in
+     ("machine", "plan", "rows", "tiles", "walk", "job", "gather")]
+
+
 def extension(name, suffix=".pyx"):
     return Extension(
         f"lazybcast.{name}",
@@ -53,7 +62,7 @@ def extension(name, suffix=".pyx"):
         define_macros=macros,
         extra_compile_args=compile_args,
         extra_link_args=link_args,
-        depends=["lazybcast/_kernels_simd.h"] if name == "_kernels" else [],
+        depends=KERNEL_PARTS if name == "_kernels" else [],
     )
 
 

@@ -2,26 +2,15 @@
 # (intp_t is Py_ssize_t). The C API (Plan, plan_init, plan_run, plan_run_objects) lives in
 # _kernels.pxd and is not visible from Python. Checked against the build by tests/test_stubs.py.
 
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
-from typing_extensions import disjoint_base
 
 REPLICATE_CHUNK: int  # bytes; a replicated block grows by doubling up to this size
 CHUNK_BYTES: int  # bytes of work between two Ctrl-C checks, and per thread task
 STREAM_BYTES: int  # outputs at least this large are written with non-temporal stores
 AUTO_THREADS_BYTES: int  # outputs at least this large use two threads by default
 
-_pool: ThreadPoolExecutor | None
-
-@disjoint_base  # a cdef class: its C layout cannot be combined with another
-class _Job:
-    # cdef Plan plan; cdef const char* src; cdef char* dst; cdef object src_ref, dst_ref
-    # cdef int axis; cdef intp_t per_block, blocks_per_outer, n_items; cdef bint cancelled
-    def run(self, start: int, stop: int) -> None: ...  # (intp_t start, intp_t stop)
-
-def _thread_pool() -> ThreadPoolExecutor: ...
 def copy_broadcast(
     src: np.ndarray[Any, Any],  # cnp.ndarray src not None
     out: np.ndarray[Any, Any],  # cnp.ndarray out not None

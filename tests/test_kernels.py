@@ -3,7 +3,7 @@
 The view tests reach the kernels through small arrays; these reach the paths that only large
 or oddly laid-out copies take: transposing tiles, replication of outer broadcast axes, the
 zero-pattern memset, non-temporal stores (outputs of 8 MB and more), blocks handed to threads,
-and a pool of worker threads used again after ``fork()``.
+and helper threads in a child after ``fork()``.
 """
 
 import os
@@ -146,11 +146,119 @@ def test_bad_kernel_arguments_are_refused():
         _kernels.copy_broadcast(np.zeros(3), np.zeros(3), threads=2.0)
 
 
+# ---- every exported entry point validates (issue 13, item 2) ------------------------------
+
+REFERENCE_DTYPES = [
+    pytest.param(np.dtype([("a", "O"), ("b", "i4")]), id="structured-with-object"),
+    pytest.param(np.dtypes.StringDType(), id="StringDType"),
+]
+
+
+def _gather_args(src, out=None, indices=None):
+    """Arguments of a valid 1-axis gather of 3 rows from ``src`` (2-D)."""
+    if indices is None:
+        indices = [np.array([2, 0, 1], dtype=np.intp)]
+    if out is None:
+        out = np.empty((3, src.shape[1]), dtype=src.dtype)
+    return src, tuple(src.shape), (0,), indices, out, 0, 1
+
+
+@pytest.mark.parametrize("dtype", REFERENCE_DTYPES)
+def test_kernels_refuse_items_holding_references(dtype):
+    """Items holding references (other than plain object arrays) are never read as bytes or
+    as PyObject*: the kernels refuse them (the public API copies them through NumPy)."""
+    src = np.array([("x", 1), ("y", 2), ("z", 3)] * 2, dtype=dtype) if dtype.names else \
+        np.array(["x", "yy" * 20, "z"] * 2, dtype=dtype)
+    src = src.reshape(3, 2)
+    with pytest.raises(TypeError, match="references"):
+        _kernels.gather(*_gather_args(src))
+    with pytest.raises(TypeError, match="references"):
+        _kernels.copy_broadcast(src[:1], np.empty((3, 2), dtype=dtype))
+    view = lazybcast.broadcast_to(src[:1], (3, 2))  # the public paths give NumPy's values
+    np.testing.assert_array_equal(view.materialize(), np.broadcast_to(src[:1], (3, 2)))
+    np.testing.assert_array_equal(view[[2, 0]], np.broadcast_to(src[:1], (3, 2))[[2, 0]])
+
+
+def test_gather_of_objects_keeps_reference_counts():
+    items = [object() for _ in range(4)]
+    src = np.empty((4, 1), dtype=object)
+    src[:, 0] = items
+    before = [sys.getrefcount(o) for o in items]
+    out = _kernels.gather(*_gather_args(src))
+    assert list(out[:, 0]) == [items[2], items[0], items[1]]
+    assert [sys.getrefcount(o) for o in items] == [b + (i in (0, 1, 2)) for i, b in
+                                                   enumerate(before)]
+
+
+def test_gather_refuses_bad_arguments():
+    src = np.arange(12.0).reshape(4, 3)
+    good = _gather_args(src)
+    np.testing.assert_array_equal(_kernels.gather(*good), src[[2, 0, 1]])
+
+    def call(**changes):
+        args = dict(zip(["src", "vshape", "axes", "indices", "out", "bpos", "bndim"], good))
+        args.update(changes)
+        return _kernels.gather(*args.values())
+
+    ro = np.empty((3, 3))
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="writeable"):
+        call(out=ro)
+    with pytest.raises(ValueError, match="C-contiguous"):
+        call(out=np.empty((3, 3)).T)
+    with pytest.raises(TypeError, match="dtype"):
+        call(out=np.empty((3, 3), dtype=np.float32))
+    with pytest.raises(ValueError, match="out axis 1"):
+        call(out=np.empty((3, 4)))
+    with pytest.raises(ValueError, match="rank"):
+        call(out=np.empty(3))
+    with pytest.raises(ValueError, match="src axis 1"):
+        call(vshape=(4, 5))
+    with pytest.raises(ValueError, match="sizes >= 0"):
+        call(vshape=(4, -3))
+    with pytest.raises(TypeError):
+        call(vshape=(4, 3.0))
+    with pytest.raises(TypeError):
+        call(vshape=None)
+    with pytest.raises(ValueError, match="axes"):
+        call(axes=(2,))
+    with pytest.raises(ValueError, match="one index array"):
+        call(indices=[])
+    with pytest.raises(TypeError, match="ndarray"):
+        call(indices=[[2, 0, 1]])
+    with pytest.raises(TypeError, match="ndarray"):
+        call(indices=[None])
+    for bad in (np.array([2, 0, 1], dtype=np.int32),                    # not intp
+                np.array([2, 0, 1], dtype=np.dtype(np.intp).newbyteorder()),  # swapped
+                np.array([2, 0, 1, 1], dtype=np.intp),                  # wrong length
+                np.array([2, 9, 0, 9, 1, 9], dtype=np.intp)[::2],       # strided
+                np.frombuffer(np.zeros(25, np.uint8), np.intp, 3, 1)):  # misaligned
+        with pytest.raises(ValueError, match="indices"):
+            call(indices=[bad])
+    with pytest.raises(IndexError, match="out of bounds for axis 0 with size 4"):
+        call(indices=[np.array([0, 4, 1], dtype=np.intp)])
+    np.testing.assert_array_equal(call(indices=[np.array([-1, -4, 0], dtype=np.intp)]),
+                                  src[[-1, -4, 0]])
+    with pytest.raises(ValueError, match="bpos|rank"):
+        call(bpos=2)
+
+
+def test_gather_into_its_own_source():
+    """``out`` overlapping ``src`` reads the source as it was (as copy_broadcast does)."""
+    buf = np.arange(12.0)
+    src = buf.reshape(4, 3)
+    expected = src[[3, 2, 1, 0]].copy()
+    out = buf.reshape(4, 3)
+    _kernels.gather(src, (4, 3), (0,), [np.array([3, 2, 1, 0], dtype=np.intp)], out, 0, 1)
+    np.testing.assert_array_equal(out, expected)
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
 def test_threads_work_in_a_forked_child():
-    """A forked child inherits the parent's thread pool object but not its threads."""
+    """A forked child of a process that made multi-threaded copies makes them too (it has no
+    helper threads to inherit: each copy starts and joins its own)."""
     v = lazybcast.broadcast_to(np.arange(2048.0), (2048, 2048))
-    v.materialize(threads=2)  # the parent's pool now exists
+    v.materialize(threads=2)
     pid = os.fork()
     if pid == 0:  # pragma: no cover - runs in the child
         try:

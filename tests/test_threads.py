@@ -2,6 +2,7 @@
 NumPy's values. A view is immutable; the kernels release the GIL between and inside blocks, so
 these calls really overlap."""
 
+import os
 import pickle
 import sys
 import threading
@@ -132,3 +133,65 @@ def test_thread_local_out_with_one_source_being_written():
     finally:
         stop.set()
         w.join()
+
+
+# ---- fork safety (issue 11, item 6) -------------------------------------------------------
+
+
+def _os_threads():
+    """Threads of this process as the OS counts them (what CPython 3.12+ looks at before
+    warning that fork() may deadlock), or None without /proc."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return None
+
+
+def test_no_helper_thread_outlives_a_call():
+    """Helper threads are started by a copy and joined before it returns: none is left behind
+    (a later fork() finds the process single-threaded)."""
+    before_os, before_py = _os_threads(), threading.active_count()
+    view = lazybcast.broadcast_to(np.arange(4096.0), (2048, 4096))  # 64 MB
+    view.materialize(threads=2)
+    view.materialize(threads=4)
+    view.materialize()  # threads=None: two threads at this size
+    view[:, np.arange(4095, -1, -1)]  # a gather of 64 MB
+    assert threading.active_count() == before_py
+    if before_os is not None:
+        assert _os_threads() == before_os
+
+
+FORK_AFTER_THREADS = """
+import os, warnings
+import numpy as np
+import lazybcast
+view = lazybcast.broadcast_to(np.arange(4096.0), (2048, 4096))
+view.materialize(threads=2)
+view[:, np.arange(4096)[::-1]]
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    pid = os.fork()  # Python 3.12+ warns here if another thread is alive
+    if pid == 0:
+        ok = view.materialize(threads=2)[2000, 4000] == 4000.0
+        os._exit(0 if ok else 3)
+if caught:
+    raise SystemExit(f"fork() warned: {caught[0].message}")
+_, status = os.waitpid(pid, 0)
+raise SystemExit(os.waitstatus_to_exitcode(status))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+def test_fork_after_multithreaded_copy_warns_nothing():
+    """On Python 3.12+ CPython warns (DeprecationWarning) when fork() is called while other
+    threads exist (with ``-W error`` it swallows the error, so the script records warnings
+    instead): the script fails if a helper thread outlived its copy. On older Pythons it
+    checks that the child copies with threads."""
+    import subprocess
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    done = subprocess.run([sys.executable, "-W", "error::DeprecationWarning", "-c",
+                           FORK_AFTER_THREADS], cwd=root, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "multi-threaded" not in done.stderr

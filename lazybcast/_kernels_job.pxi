@@ -1,0 +1,180 @@
+# Included by _kernels.pyx. Running a validated plan: small copies run inline; larger ones
+# are cut into blocks (a Job), handed out by an atomic counter to this thread -- which checks
+# for Ctrl-C between its blocks -- and to helper threads started and joined by the call.
+
+cdef extern from "_kernels_team.h":
+    ctypedef struct lzb_team:
+        int started
+    int lzb_team_start(lzb_team* team, int n, void (*fn)(void*) noexcept nogil,
+                       void* arg) noexcept nogil
+    void lzb_team_join(lzb_team* team) noexcept nogil
+    intp_t lzb_next_item(intp_t* counter) noexcept nogil
+    bint lzb_cancelled(int* flag) noexcept nogil
+    void lzb_cancel(int* flag) noexcept nogil
+
+
+cdef struct Job:
+    # One validated copy, cut into blocks along one axis so that it can be interrupted and
+    # shared among threads. Lives on the stack of _execute_plan, whose caller keeps both
+    # arrays alive; every helper is joined before that frame returns.
+    Plan plan
+    const char* src
+    char* dst
+    int axis                 # the axis cut into blocks; outer axes are walked one by one
+    intp_t per_block         # indices of `axis` in one block
+    intp_t blocks_per_outer
+    intp_t n_items
+    intp_t next              # the next block to hand out (atomic)
+    int cancelled            # set (atomically) on an exception: no thread starts a block
+
+
+cdef void _job_init(Job* job, const Plan* plan, const char* src, char* dst) noexcept:
+    cdef intp_t rowbytes = plan.itemsize
+    cdef int d
+    job.plan = plan[0]
+    job.src = src
+    job.dst = dst
+    job.next = 0
+    job.cancelled = 0
+    job.n_items = 0
+    if plan.empty:
+        return
+    d = plan.ndim - 1
+    while d > 0 and (rowbytes * plan.shape[d] <= _chunk_bytes or d > plan.gaxis >= 0):
+        rowbytes *= plan.shape[d]
+        d -= 1
+    job.axis = d
+    job.per_block = max(1, _chunk_bytes // rowbytes)
+    job.blocks_per_outer = (plan.shape[d] + job.per_block - 1) // job.per_block
+    job.n_items = job.blocks_per_outer
+    for d in range(job.axis):
+        job.n_items *= plan.shape[d]
+
+
+cdef void _job_block(const Job* job, intp_t item, Plan* sub, const char** src,
+                     char** dst) noexcept nogil:
+    """The sub-plan of block ``item``: axes ax.. with axis ax shortened to one block."""
+    cdef int d, ax = job.axis
+    cdef intp_t rest, i, first, count
+    cdef const Plan* p = &job.plan
+    cdef const char* s
+    cdef char* t
+    sub.ndim = p.ndim - ax
+    sub.itemsize = p.itemsize
+    sub.empty = False
+    sub.has_objects = p.has_objects
+    sub.stream = p.stream
+    sub.tiled = p.tiled and sub.ndim >= 2
+    sub.gaxis = p.gaxis - ax if p.gaxis >= 0 else -1
+    sub.goffsets = p.goffsets
+    for d in range(sub.ndim):
+        sub.shape[d] = p.shape[ax + d]
+        sub.sstride[d] = p.sstride[ax + d]
+        sub.dstride[d] = p.dstride[ax + d]
+        sub.dblock[d] = p.dblock[ax + d]
+    rest = item // job.blocks_per_outer
+    first = (item % job.blocks_per_outer) * job.per_block
+    count = min(job.per_block, p.shape[ax] - first)
+    s = job.src + first * p.sstride[ax]
+    t = job.dst + first * p.dstride[ax]
+    for d in range(ax - 1, -1, -1):
+        i = rest % p.shape[d]
+        rest //= p.shape[d]
+        s += i * p.sstride[d]
+        t += i * p.dstride[d]
+    sub.shape[0] = count
+    if sub.gaxis == 0:
+        sub.goffsets = p.goffsets + first  # (the gather axis has stride 0)
+    if sub.dblock[0] > 0:
+        sub.dblock[0] = count * sub.dstride[0]
+    src[0] = s
+    dst[0] = t
+
+
+cdef void _helper(void* arg) noexcept nogil:
+    """A helper thread: blocks until none is left or the copy is cancelled."""
+    cdef Job* job = <Job*>arg
+    cdef Plan sub
+    cdef const char* s
+    cdef char* t
+    cdef intp_t item
+    while not lzb_cancelled(&job.cancelled):
+        item = lzb_next_item(&job.next)
+        if item >= job.n_items:
+            break
+        _job_block(job, item, &sub, &s, &t)
+        plan_run(&sub, s, t)
+
+
+cdef int _execute(Job* job, int threads) except -1:
+    """Run every block of ``job``: this thread checks for Ctrl-C between its blocks, and up
+    to ``threads - 1`` helpers, started here, share the blocks. Whatever happens (any number
+    of KeyboardInterrupts), every helper has stopped and been joined when this returns or
+    raises: on an exception the job is cancelled, so each helper finishes at most the block
+    it is in."""
+    cdef lzb_team team
+    cdef Plan sub
+    cdef const char* s
+    cdef char* t
+    cdef intp_t item
+    team.started = 0
+    if job.plan.has_objects:
+        threads = 1  # reference counts need the GIL
+    if threads > job.n_items:
+        threads = <int>job.n_items
+    if threads > 1:
+        with nogil:
+            lzb_team_start(&team, threads - 1, _helper, job)
+    try:
+        while not lzb_cancelled(&job.cancelled):
+            item = lzb_next_item(&job.next)
+            if item >= job.n_items:
+                break
+            _job_block(job, item, &sub, &s, &t)
+            if job.plan.has_objects:
+                plan_run_objects(&sub, s, t)
+            else:
+                with nogil:
+                    plan_run(&sub, s, t)
+            PyErr_CheckSignals()
+    finally:
+        # No Python code runs from here to the end of the join, so no signal handler can
+        # raise in between.
+        lzb_cancel(&job.cancelled)
+        if team.started:
+            with nogil:
+                lzb_team_join(&team)
+    return 0
+
+
+cdef int threads_for(intp_t nbytes, object threads) except -1:
+    """How many threads a copy of ``nbytes`` uses (validating the user's ``threads``)."""
+    if threads is None:
+        return 2 if nbytes >= AUTO_THREADS_BYTES else 1
+    if isinstance(threads, (bool, np.bool_)) or not isinstance(threads, (int, np.integer)):
+        raise TypeError(f"threads must be a positive int or None, got {threads!r}")
+    if threads < 1:
+        raise ValueError(f"threads must be >= 1, got {threads}")
+    return min(int(threads), 256)
+
+
+cdef int _execute_plan(Plan* plan, const char* s, char* t, cnp.ndarray out,
+                       object threads) except -1:
+    """Run a validated plan into ``out``: inline if small, else in interruptible blocks,
+    shared among threads."""
+    cdef intp_t nbytes = cnp.PyArray_NBYTES(out)
+    cdef int nthreads = threads_for(nbytes, threads)
+    cdef Job job
+    if plan.empty:
+        return 0
+    plan.stream = nbytes >= _stream_bytes
+    if nbytes <= _chunk_bytes and nthreads == 1:
+        if plan.has_objects:
+            plan_run_objects(plan, s, t)
+        else:
+            with nogil:
+                plan_run(plan, s, t)
+        return 0
+    _job_init(&job, plan, s, t)
+    _execute(&job, nthreads)
+    return 0

@@ -1,0 +1,180 @@
+# Included by _kernels.pyx. Planning (GIL held, may raise): plan_init turns an n-d copy
+# description into a Plan -- size-1 axes dropped, destination strides made positive, axes
+# ordered by destination stride and merged where contiguous in both buffers, a transposing
+# pair chosen for tiles, the channel axis of an image moved last, a gather's index axis kept
+# with its table of offsets.
+
+cdef inline intp_t _abs(intp_t x) noexcept nogil:
+    return -x if x < 0 else x
+
+
+cdef bint _choose_tile_axis(Plan* p) noexcept:
+    """A transposing copy reads its innermost destination axis with a long source stride.
+    If another axis is read with a shorter one, move that axis next to the innermost, so
+    that _run walks the pair in tiles that stay in L1."""
+    cdef int last = p.ndim - 1, d, best = -1
+    cdef intp_t s, t
+    if last < 1 or p.has_objects:
+        return False
+    s = _abs(p.sstride[last])
+    if s <= 64:
+        return False  # consecutive reads already share cache lines
+    for d in range(last):
+        t = _abs(p.sstride[d])
+        if t != 0 and t < s and (best < 0 or t < _abs(p.sstride[best])):
+            best = d
+    if best < 0:
+        return False
+    cdef intp_t shape = p.shape[best], ss = p.sstride[best], ds = p.dstride[best]
+    for d in range(best, last - 1):
+        p.shape[d] = p.shape[d + 1]
+        p.sstride[d] = p.sstride[d + 1]
+        p.dstride[d] = p.dstride[d + 1]
+    p.shape[last - 1] = shape
+    p.sstride[last - 1] = ss
+    p.dstride[last - 1] = ds
+    return True
+
+
+cdef int _channels_last(Plan* p) noexcept:
+    """Deinterleaving 2 to 4 channels (HWC -> CHW) is ordered channel planes first, pixels
+    last (with any axes between, as for a cropped image): move the channel axis to the end,
+    so that the pixels and their channels are the last two axes, as the deinterleaving
+    kernel needs (see _channels), and blocks of work (and threads) never split a pixel's
+    channels. Returns the axis moved, or -1."""
+    cdef int a, b = p.ndim - 1, d
+    cdef intp_t size = p.itemsize, shape, ss, ds
+    if b < 1 or p.dstride[b] != size or size not in (1, 2, 4):
+        return -1
+    for a in range(b):
+        if p.shape[a] <= 4 and p.sstride[a] == size and p.sstride[b] == p.shape[a] * size:
+            break
+    else:
+        return -1
+    for d in range(a + 1, b):
+        if p.sstride[d] == 0 and p.dstride[d] < _replicate_chunk:
+            # A broadcast axis in between whose rows are written once and replicated: moving
+            # past it would compute every row again (measured 4x-65x slower).
+            return -1
+    shape, ss, ds = p.shape[a], p.sstride[a], p.dstride[a]
+    for d in range(a, b):
+        p.shape[d] = p.shape[d + 1]
+        p.sstride[d] = p.sstride[d + 1]
+        p.dstride[d] = p.dstride[d + 1]
+    p.shape[b], p.sstride[b], p.dstride[b] = shape, ss, ds
+    return a
+
+
+cdef int plan_init(Plan* p, int ndim, const intp_t* shape, const intp_t* sstride,
+                   const intp_t* dstride, intp_t itemsize, bint has_objects,
+                   const char** src, char** dst, int gaxis=-1,
+                   const intp_t* goffsets=NULL) except -1:
+    """Fill ``p`` from an n-d copy description; moves ``src``/``dst`` for flipped axes.
+
+    With ``gaxis >= 0`` (a gather), that axis takes its source offsets from ``goffsets``
+    and ``dst`` must be C-contiguous: axes then keep their order and the gather axis is never
+    merged. A gather whose offsets are all equal is an ordinary broadcast axis (stride 0).
+    """
+    cdef int d, k, n = 0
+    cdef intp_t t, blk, i
+    cdef bint contiguous, gather = False
+    if ndim < 0 or ndim > NPY_MAXDIMS:
+        raise ValueError(f"ndim must be in [0, {NPY_MAXDIMS}], got {ndim}")
+    if itemsize < 0:
+        raise ValueError(f"itemsize must be >= 0, got {itemsize}")
+    if gaxis >= ndim or (gaxis >= 0 and goffsets == NULL):
+        raise ValueError(f"gaxis {gaxis} needs an offset table and must be < ndim {ndim}")
+    p.itemsize = itemsize
+    p.has_objects = has_objects
+    p.empty = itemsize == 0
+    p.stream = False
+    p.tiled = False
+    p.gaxis = -1
+    p.goffsets = NULL
+    for d in range(ndim):
+        if shape[d] < 0:
+            raise ValueError(f"shape[{d}] must be >= 0, got {shape[d]}")
+        if shape[d] == 0:
+            p.empty = True
+    if p.empty:
+        p.ndim = 0
+        return 0
+    for d in range(ndim):
+        if d == gaxis:
+            for i in range(1, shape[d]):
+                if goffsets[i] != goffsets[0]:
+                    gather = True
+                    break
+            if gather:
+                p.gaxis = n
+                p.goffsets = goffsets
+                p.shape[n] = shape[d]
+                p.sstride[n] = 0
+                p.dstride[n] = dstride[d]
+                n += 1
+                continue
+            # every index selects the same source block: a broadcast axis
+            src[0] += goffsets[0]
+        if shape[d] > 1:
+            p.shape[n] = shape[d]
+            p.sstride[n] = 0 if d == gaxis else sstride[d]
+            p.dstride[n] = dstride[d]
+            n += 1
+    if not gather:
+        # Positive destination strides: walk flipped axes from their other end.
+        for d in range(n):
+            if p.dstride[d] < 0:
+                dst[0] += (p.shape[d] - 1) * p.dstride[d]
+                src[0] += (p.shape[d] - 1) * p.sstride[d]
+                p.dstride[d] = -p.dstride[d]
+                p.sstride[d] = -p.sstride[d]
+        # Order axes by destination stride, largest first (stable insertion sort; n is small).
+        for d in range(1, n):
+            k = d
+            while k > 0 and p.dstride[k - 1] < p.dstride[k]:
+                t = p.dstride[k]; p.dstride[k] = p.dstride[k - 1]; p.dstride[k - 1] = t
+                t = p.sstride[k]; p.sstride[k] = p.sstride[k - 1]; p.sstride[k - 1] = t
+                t = p.shape[k]; p.shape[k] = p.shape[k - 1]; p.shape[k - 1] = t
+                k -= 1
+    # Merge neighbours that are contiguous in both buffers (stride-0 runs merge too).
+    if n > 1:
+        k = 0
+        for d in range(1, n):
+            if (p.sstride[k] == p.sstride[d] * p.shape[d]
+                    and p.dstride[k] == p.dstride[d] * p.shape[d]
+                    and k != p.gaxis and d != p.gaxis):
+                p.shape[k] *= p.shape[d]
+                p.sstride[k] = p.sstride[d]
+                p.dstride[k] = p.dstride[d]
+            else:
+                k += 1
+                if d == p.gaxis:
+                    p.gaxis = k
+                p.shape[k] = p.shape[d]
+                p.sstride[k] = p.sstride[d]
+                p.dstride[k] = p.dstride[d]
+        n = k + 1
+    if n == 0:
+        p.shape[0] = 1
+        p.sstride[0] = itemsize
+        p.dstride[0] = itemsize
+        n = 1
+    p.ndim = n
+    if not gather:
+        p.tiled = _choose_tile_axis(p)
+    blk = itemsize
+    contiguous = True
+    for d in range(n - 1, -1, -1):
+        contiguous = contiguous and p.dstride[d] == blk
+        if contiguous:
+            blk *= p.shape[d]
+            p.dblock[d] = blk
+        else:
+            p.dblock[d] = 0
+    # After the blocks: moving the channel axis leaves the blocks of the axes before it as
+    # they are (the same set of inner axes) but not those of the axes it moved past.
+    d = _channels_last(p) if not gather else -1
+    if d >= 0:
+        for d in range(d, n):
+            p.dblock[d] = 0
+    return 0

@@ -1,0 +1,164 @@
+# Included by _kernels.pyx. Row kernels (no GIL, cannot fail): n0 rows of n1 items of one
+# size -- contiguous runs (memcpy or non-temporal stores), runs of one repeated item
+# (overlapping vector stores, np.repeat shuffles, memset), reversed runs, strided loops -- and
+# the replication of a block written once.
+
+cdef inline void _fill_rows(item_t* tag, intp_t n0, intp_t s0, intp_t d0, intp_t n1,
+                            const char* src, char* dst) noexcept nogil:
+    """``n0`` rows, each ``n1`` contiguous copies of one source item. Inlined with a
+    constant ``n1`` for the short rows of ``(N, 1) -> (N, k)``, so the row is unrolled."""
+    cdef intp_t i, j
+    cdef item_t v
+    cdef char* d
+    for i in range(n0):
+        memcpy(&v, src + i * s0, sizeof(item_t))
+        d = dst + i * d0
+        for j in range(n1):
+            memcpy(d + j * <intp_t>sizeof(item_t), &v, sizeof(item_t))
+
+
+cdef inline void _reverse_streamed(item_t* tag, intp_t n, const char* src,
+                                   char* dst) noexcept nogil:
+    """A reversed run of a large output: reversed into an L1 buffer, then written out with
+    non-temporal stores (no read-for-ownership of the destination)."""
+    cdef char buf[4096]
+    cdef intp_t size = sizeof(item_t), per = sizeof(buf) // sizeof(item_t), done = 0, c, j
+    while done < n:
+        c = min(per, n - done)
+        if not lzb_reverse(buf, src - done * size, c, size):
+            for j in range(c):
+                memcpy(buf + j * size, src - (done + j) * size, sizeof(item_t))
+        lzb_stream_copy(dst + done * size, buf, c * size)
+        done += c
+
+
+cdef inline void _rows(item_t* tag, intp_t n0, intp_t s0, intp_t d0,
+                       intp_t n1, intp_t s1, intp_t d1,
+                       const char* src, char* dst, bint stream) noexcept nogil:
+    """``n0`` rows of ``n1`` items of one fixed size."""
+    cdef intp_t i, j
+    cdef intp_t size = sizeof(item_t)
+    cdef const char* s
+    cdef char* d
+    if s1 == 0 and d1 == size:
+        if lzb_fill_rows(dst, d0, src, s0, n0, size, n1 * size):
+            return
+        # portable loops (no SSE2)
+        if n1 == 2:
+            _fill_rows(tag, n0, s0, d0, 2, src, dst)
+        elif n1 == 3:
+            _fill_rows(tag, n0, s0, d0, 3, src, dst)
+        elif n1 == 4:
+            _fill_rows(tag, n0, s0, d0, 4, src, dst)
+        elif n1 == 8:
+            _fill_rows(tag, n0, s0, d0, 8, src, dst)
+        elif n1 == 16:
+            _fill_rows(tag, n0, s0, d0, 16, src, dst)
+        else:
+            _fill_rows(tag, n0, s0, d0, n1, src, dst)
+    elif s1 == size and d1 == size:
+        for i in range(n0):
+            if stream:
+                lzb_stream_copy(dst + i * d0, src + i * s0, n1 * size)
+            else:
+                memcpy(dst + i * d0, src + i * s0, n1 * size)
+    elif s1 == -size and d1 == size:
+        for i in range(n0):
+            s = src + i * s0
+            d = dst + i * d0
+            if stream:
+                _reverse_streamed(tag, n1, s, d)
+            elif not lzb_reverse(d, s, n1, size):
+                for j in range(n1):
+                    memcpy(d + j * size, s - j * size, sizeof(item_t))
+    else:
+        for i in range(n0):
+            s = src + i * s0
+            d = dst + i * d0
+            for j in range(n1):
+                memcpy(d + j * d1, s + j * s1, sizeof(item_t))
+
+
+cdef inline void _copy_item(char* d, const char* s, intp_t size) noexcept nogil:
+    """One item of an odd size: a byte loop beats a ``memcpy`` call for short items."""
+    cdef intp_t k
+    if size <= 16:
+        for k in range(size):
+            d[k] = s[k]
+    else:
+        memcpy(d, s, size)
+
+
+cdef void _rows_any(intp_t size, intp_t n0, intp_t s0, intp_t d0,
+                    intp_t n1, intp_t s1, intp_t d1,
+                    const char* src, char* dst, bint stream) noexcept nogil:
+    """``n0`` rows of ``n1`` items of any other size."""
+    cdef intp_t i, j
+    cdef const char* s
+    cdef char* d
+    for i in range(n0):
+        s = src + i * s0
+        d = dst + i * d0
+        if s1 == size and d1 == size:
+            if stream:
+                lzb_stream_copy(d, s, n1 * size)
+            else:
+                memcpy(d, s, n1 * size)
+        else:
+            for j in range(n1):
+                _copy_item(d + j * d1, s + j * s1, size)
+
+
+cdef inline void _rows_dispatch(intp_t size, intp_t n0, intp_t s0, intp_t d0,
+                                intp_t n1, intp_t s1, intp_t d1,
+                                const char* src, char* dst, bint stream) noexcept nogil:
+    cdef intp_t i
+    if size == 1:
+        if s1 == 0 and d1 == 1 and n1 >= 64:  # long runs of one byte; short ones unroll below
+            for i in range(n0):
+                memset(dst + i * d0, (<const uint8_t*>(src + i * s0))[0], n1)
+        else:
+            _rows(<uint8_t*>NULL, n0, s0, d0, n1, s1, d1, src, dst, stream)
+    elif size == 2:
+        _rows(<uint16_t*>NULL, n0, s0, d0, n1, s1, d1, src, dst, stream)
+    elif size == 4:
+        _rows(<uint32_t*>NULL, n0, s0, d0, n1, s1, d1, src, dst, stream)
+    elif size == 8:
+        _rows(<uint64_t*>NULL, n0, s0, d0, n1, s1, d1, src, dst, stream)
+    elif size == 16:
+        _rows(<lzb_bytes16*>NULL, n0, s0, d0, n1, s1, d1, src, dst, stream)
+    else:
+        _rows_any(size, n0, s0, d0, n1, s1, d1, src, dst, stream)
+
+
+cdef inline void _replicate(char* dst, intp_t block, intp_t n, bint stream) noexcept nogil:
+    """Copy ``dst[0:block]`` into the ``n - 1`` blocks after it: doubling while the copied
+    region fits in cache, then that cache-resident chunk forward (bypassing the cache for a
+    large output, and as one ``memset`` when the chunk is all zero bytes)."""
+    cdef intp_t filled = 1, c
+    while filled < n and filled * block < _replicate_chunk:
+        c = filled if filled <= n - filled else n - filled
+        memcpy(dst + filled * block, dst, c * block)
+        filled += c
+    if filled == n:
+        return
+    if (n - filled) * block >= 16 * _replicate_chunk and lzb_all_zero(dst, filled * block):
+        memset(dst + filled * block, 0, (n - filled) * block)
+        return
+    cdef intp_t chunk = filled
+    while filled < n:
+        c = chunk if chunk <= n - filled else n - filled
+        if stream:
+            lzb_stream_copy(dst + filled * block, dst, c * block)
+        else:
+            memcpy(dst + filled * block, dst, c * block)
+        filled += c
+
+
+cdef inline bint _uniform(const char* item, intp_t size) noexcept nogil:
+    """All bytes of one item equal (zeros, -1, ...): a run of it is a ``memset``."""
+    cdef intp_t k
+    for k in range(1, size):
+        if item[k] != item[0]:
+            return False
+    return True

@@ -1,0 +1,82 @@
+# Included by _kernels.pyx. Walking a plan: plan_run (no GIL) recurses over the axes and
+# hands the innermost ones to the row, tile and channel kernels; plan_run_objects (GIL held)
+# does the same for object pointers, keeping reference counts right.
+
+cdef void _run(const Plan* p, int d, const char* src, char* dst) noexcept nogil:
+    cdef intp_t n = p.shape[d]
+    cdef intp_t i
+    cdef int last = p.ndim - 1
+    if d == p.gaxis:
+        if d == last:
+            for i in range(n):
+                memcpy(dst + i * p.dstride[d], src + p.goffsets[i], p.itemsize)
+        else:
+            for i in range(n):
+                _run(p, d + 1, src + p.goffsets[i], dst + i * p.dstride[d])
+        return
+    if p.sstride[d] == 0 and p.dblock[d] > 0 and n > 1:
+        # A broadcast axis contiguous in the destination.
+        if d == last:
+            if _uniform(src, p.itemsize):
+                if p.stream:
+                    lzb_stream_fill(dst, src[0], n * p.itemsize)
+                else:
+                    memset(dst, src[0], n * p.itemsize)
+                return
+            if n * p.itemsize >= REPLICATE_MIN:
+                memcpy(dst, src, p.itemsize)
+                _replicate(dst, p.itemsize, n, p.stream)
+                return
+        elif p.dstride[d] < _replicate_chunk and not (
+                p.dstride[d] >= 4096 and d + 1 == last and p.sstride[last] == p.itemsize
+                and p.dstride[last] == p.itemsize):
+            # Small blocks: write one, then copy it (from cache) into the others. A large
+            # block, or a block that is one long memcpy anyway, is cheaper to write again
+            # from its (smaller, cache-resident) source.
+            _run(p, d + 1, src, dst)
+            _replicate(dst, p.dstride[d], n, p.stream)
+            return
+    if d == last:
+        _rows_dispatch(p.itemsize, 1, 0, 0, n, p.sstride[d], p.dstride[d], src, dst, p.stream)
+    elif d == last - 1 and p.gaxis != last:
+        if _channels(p, d, src, dst):
+            return
+        if p.tiled:
+            _tiles(p, src, dst)
+        else:
+            _rows_dispatch(p.itemsize, n, p.sstride[d], p.dstride[d],
+                           p.shape[last], p.sstride[last], p.dstride[last], src, dst, p.stream)
+    else:
+        for i in range(n):
+            _run(p, d + 1, src + i * p.sstride[d], dst + i * p.dstride[d])
+
+
+cdef void plan_run(const Plan* p, const char* src, char* dst) noexcept nogil:
+    """Copy everything ``p`` describes. ``p`` must come from :c:func:`plan_init`."""
+    if not p.empty:
+        _run(p, 0, src, dst)
+        if p.stream:
+            lzb_stream_fence()
+
+
+cdef void _run_objects(const Plan* p, int d, const char* src, char* dst) noexcept:
+    cdef intp_t i
+    cdef PyObject* new
+    cdef PyObject* old
+    cdef const char* s
+    for i in range(p.shape[d]):
+        s = src + (p.goffsets[i] if d == p.gaxis else i * p.sstride[d])
+        if d == p.ndim - 1:
+            memcpy(&new, s, sizeof(PyObject*))
+            memcpy(&old, dst + i * p.dstride[d], sizeof(PyObject*))
+            Py_XINCREF(new)
+            memcpy(dst + i * p.dstride[d], &new, sizeof(PyObject*))
+            Py_XDECREF(old)
+        else:
+            _run_objects(p, d + 1, s, dst + i * p.dstride[d])
+
+
+cdef void plan_run_objects(const Plan* p, const char* src, char* dst) noexcept:
+    """Like :c:func:`plan_run` for arrays of object pointers; holds the GIL."""
+    if not p.empty:
+        _run_objects(p, 0, src, dst)
