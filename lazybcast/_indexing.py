@@ -154,6 +154,14 @@ def index(source, shape, key):
 _FULL = slice(None)
 
 
+def _flat_intp(arr):
+    """``arr`` as the kernel takes an index array: 1-D, C-contiguous, aligned native intp."""
+    if arr.ndim != 1 or arr.dtype != np.intp or not arr.flags.c_contiguous \
+            or not arr.flags.aligned:
+        arr = np.require(arr, dtype=np.intp, requirements="CA").reshape(-1)
+    return arr
+
+
 def _one_array(source, shape, entries):
     """The commonest gather, ``view[idx]`` or ``view[:, idx]`` (one integer array, every other
     entry a whole slice): straight to the kernel, or None for any other key."""
@@ -171,9 +179,8 @@ def _one_array(source, shape, entries):
             dtype.hasobject and dtype.type is not np.object_):
         return None
     out = np.empty(tuple(shape[:pos]) + arr.shape + tuple(shape[pos + 1:]), dtype=dtype)
-    if arr.ndim != 1 or arr.dtype != np.intp or not arr.flags.c_contiguous:
-        arr = np.ascontiguousarray(arr, dtype=np.intp).reshape(-1)
-    _kernels.gather(source, shape, (pos,), [arr], out, pos, out.ndim - len(shape) + 1, (pos,))
+    _kernels.gather(source, shape, (pos,), [_flat_intp(arr)], out, pos,
+                    out.ndim - len(shape) + 1, (pos,))
     return out
 
 
@@ -351,9 +358,9 @@ def _advanced(source, shape, entries, fill):
         if type(arr) is int:
             arr = np.full(nb, arr, dtype=np.intp)
         elif arr.shape != bshape:
-            arr = np.ascontiguousarray(np.broadcast_to(arr, bshape), dtype=np.intp).reshape(-1)
-        elif arr.ndim != 1 or arr.dtype != np.intp or not arr.flags.c_contiguous:
-            arr = np.ascontiguousarray(arr, dtype=np.intp).reshape(-1)
+            arr = _flat_intp(np.broadcast_to(arr, bshape))
+        else:
+            arr = _flat_intp(arr)
         flat.append(arr)
     out = result
     if n_new:

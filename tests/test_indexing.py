@@ -601,3 +601,21 @@ def test_single_int_keys_match_numpy(dtype, src_shape, shape):
             want[i]
         with pytest.raises(IndexError, match="out of bounds|index"):
             v[i]
+
+
+@pytest.mark.parametrize("layout", ["unaligned", "byteswapped", "strided"])
+def test_index_arrays_in_any_layout(layout):
+    values = np.array([5, 0, -1, 2, 2], dtype=np.intp)
+    if layout == "unaligned":
+        raw = np.zeros(values.nbytes + 1, dtype=np.uint8)[1:]
+        idx = raw.view(np.intp)
+        idx[:] = values
+        assert not idx.flags.aligned
+    elif layout == "byteswapped":
+        idx = values.astype(values.dtype.newbyteorder())
+    else:
+        idx = np.repeat(values, 2)[::2]
+    source = np.arange(6.0)
+    v, a = lazybcast.broadcast_to(source, (6, 6)), np.broadcast_to(source, (6, 6))
+    for key in (idx, (slice(None), idx), (idx, idx), idx[None], (idx, 1)):
+        _same(v[key], a[key])
