@@ -26,6 +26,7 @@ _NEW, _ELLIPSIS, _SLICE, _INT, _ARRAY, _BOOL0 = range(6)
 _INTP_MAX = sys.maxsize
 _INTP_MIN = -sys.maxsize - 1
 _MAXDIMS = 64
+_INTP_NUM = np.dtype(np.intp).num
 
 _INVALID = (
     "only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and integer or "
@@ -156,9 +157,12 @@ _FULL = slice(None)
 
 def _flat_intp(arr):
     """``arr`` as the kernel takes an index array: 1-D, C-contiguous, aligned native intp."""
-    if arr.ndim != 1 or arr.dtype != np.intp or not arr.flags.c_contiguous \
-            or not arr.flags.aligned:
-        arr = np.require(arr, dtype=np.intp, requirements="CA").reshape(-1)
+    if arr.ndim != 1 or arr.dtype.num != _INTP_NUM or not arr.dtype.isnative \
+            or not arr.flags.c_contiguous \
+            or not arr.flags.aligned:  # (dtype.num: int64 'q' equals intp, yet is another type)
+        flat = np.empty(arr.size, dtype=np.intp)  # (np.require may keep 'q' as it is)
+        flat.reshape(arr.shape)[...] = arr
+        arr = flat
     return arr
 
 

@@ -619,3 +619,13 @@ def test_index_arrays_in_any_layout(layout):
     v, a = lazybcast.broadcast_to(source, (6, 6)), np.broadcast_to(source, (6, 6))
     for key in (idx, (slice(None), idx), (idx, idx), idx[None], (idx, 1)):
         _same(v[key], a[key])
+
+
+def test_index_arrays_of_an_equivalent_integer_type():
+    """int64 as C long long ('q', array.array('q')) equals intp but is another NumPy type."""
+    source = np.arange(6.0)
+    v, a = lazybcast.broadcast_to(source, (6, 6)), np.broadcast_to(source, (6, 6))
+    for idx in (np.array([1, -1], dtype="q"), array.array("q", [1, 5]),
+                np.array([2, 0], dtype=np.longlong)[::-1]):
+        for key in (idx, (slice(None), idx), (idx, [[0], [1]]), (0, idx)):
+            _same(v[key], a[key])
