@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from lazybcast._rules import MODES, as_shape, check_size, normalize_mode, plan
+from lazybcast._rules import MODES, as_shape, check_count, check_dims, check_size, normalize_mode, plan
 from lazybcast._view import BroadcastView, make_view
 
 __all__ = ["broadcast", "broadcast_arrays", "broadcast_shapes", "broadcast_to"]
@@ -11,7 +11,10 @@ _MAXDIMS = 64
 
 
 def _as_array(data):
-    if type(data) is np.ndarray:
+    """``data`` as an ndarray: ndarrays and their subclasses as they are (``make_view`` reads a
+    subclass through ``np.asarray`` and refuses a masked array), anything else through
+    ``np.asarray``."""
+    if isinstance(data, np.ndarray):
         return data
     if isinstance(data, BroadcastView):
         raise TypeError(
@@ -147,11 +150,11 @@ def broadcast_shapes(*shapes):
     # Not np.broadcast_shapes itself: it raises RuntimeError beyond 32 dimensions.
     parsed = []
     for i, s in enumerate(shapes):
-        shape = as_shape(s, f"shapes[{i}]", allow_int=True, nested_error=TypeError)
+        shape = as_shape(s, f"shapes[{i}]", allow_int=True)
         if len(shape) > _MAXDIMS:
             raise ValueError(f"shapes[{i}] has {len(shape)} dimensions; at most {_MAXDIMS} are "
                              f"allowed")
-        check_size(shape, 1, f"shapes[{i}]")
+        check_dims(shape, f"shapes[{i}]")
         parsed.append(shape)
     out = [1] * max((len(s) for s in parsed), default=0)
     for j, shape in enumerate(parsed):
@@ -167,7 +170,7 @@ def broadcast_shapes(*shapes):
                     )
                 out[k] = n
     out = tuple(out)
-    check_size(out, 1, "the broadcast shape")
+    check_count(out)  # the actual count: (2**40, 0, 2**40) has none, as in NumPy
     return out
 
 

@@ -13,6 +13,7 @@ in the key, and go first otherwise.
 """
 
 import operator
+import sys
 
 import numpy as np
 
@@ -20,7 +21,12 @@ from lazybcast import _kernels
 
 __all__ = ["index"]
 
-_NEW, _ELLIPSIS, _SLICE, _INT, _ARRAY = range(5)
+_NEW, _ELLIPSIS, _SLICE, _INT, _ARRAY, _BOOL0 = range(6)
+
+_INTP_MAX = sys.maxsize
+_INTP_MIN = -sys.maxsize - 1
+_MAXDIMS = 64
+_INTP_NUM = np.dtype(np.intp).num
 
 _INVALID = (
     "only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and integer or "
@@ -28,36 +34,66 @@ _INVALID = (
 )
 
 
+def _entries(key):
+    """The entries of a key, as NumPy unpacks them: a tuple (or a tuple subclass, such as a
+    namedtuple, iterated into a tuple) is one entry per axis; anything else is one entry."""
+    if type(key) is tuple:
+        return key
+    if isinstance(key, tuple):
+        return tuple(key)
+    return (key,)
+
+
 def _classify(item):
-    """``(kind, value)`` of one entry of an indexing key."""
+    """``(kind, value)`` of one entry of an indexing key, by NumPy's cascade
+    (``prepare_index`` in ``numpy/_core/src/multiarray/mapping.c``):
+
+    1. ``None``, ``...`` and slices are themselves.
+    2. Anything but an ndarray or a bool that converts with ``__index__`` is an integer; a
+       conversion that fails in any way (``__index__`` raising) only means "not an integer".
+    3. Everything else is ``np.asarray(item)``: a boolean or integer array (so ``range``,
+       ``array.array``, ``memoryview``, ``deque``, ``bytearray`` and nested lists are index
+       arrays); an empty sequence becomes an empty ``intp`` array; any other dtype is an
+       ``IndexError``.
+    """
     if item is None:
         return _NEW, None
     if item is Ellipsis:
         return _ELLIPSIS, None
-    if type(item) is slice:
+    tp = type(item)
+    if tp is slice:
         return _SLICE, item
-    if type(item) is int:
-        return _INT, item
-    if isinstance(item, (bool, np.bool_)):
-        return _ARRAY, np.asarray(item, dtype=bool)
-    if isinstance(item, np.integer):
-        return _INT, int(item)
-    if isinstance(item, (np.ndarray, list, tuple)) or hasattr(item, "__array__"):
-        arr = np.asarray(item)
-        if arr.size == 0 and arr.dtype.kind not in "biu" and type(item) is not np.ndarray:
-            arr = arr.astype(np.intp)  # [] and () index nothing, as in NumPy
-        if arr.dtype == bool:
-            return _ARRAY, arr
-        if arr.dtype.kind not in "iu":
-            raise IndexError("arrays used as indices must be of integer (or boolean) type")
+    if tp is int:
+        return _INT, item  # past np.intp: NumPy's IndexError, with the bounds in its message
+    if (tp is not bool and tp is not np.bool_ and tp is not np.ndarray
+          and hasattr(tp, "__index__") and not isinstance(item, np.ndarray)):
+        try:
+            i = operator.index(item)
+        except Exception:  # noqa: BLE001 - NumPy clears any error here and tries an array
+            i = None
+        if i is not None:
+            return _INT, i
+    if tp is np.ndarray:
+        arr = item
+    else:
+        arr = np.asarray(item)  # an ndarray subclass: its data, as NumPy indexes with it
+        if arr.size == 0 and not isinstance(item, np.ndarray):
+            arr = np.zeros(arr.shape, dtype=np.intp)  # [] and () index nothing, as in NumPy
+    kind = arr.dtype.kind
+    if kind == "b":
         if arr.ndim == 0:
-            return _INT, int(arr)
+            return _BOOL0, bool(arr)
         return _ARRAY, arr
-    if isinstance(item, (float, complex, str, bytes, np.floating, np.complexfloating)):
+    if kind not in "iu":
+        if isinstance(item, np.ndarray):
+            raise IndexError("arrays used as indices must be of integer (or boolean) type")
         raise IndexError(_INVALID)
-    if hasattr(item, "__index__"):
-        return _INT, operator.index(item)
-    raise IndexError(_INVALID)
+    if arr.ndim == 0:
+        i = int(arr)
+        if not _INTP_MIN <= i <= _INTP_MAX:
+            raise IndexError(f"index {i} is out of bounds for any axis (np.intp)")
+        return _INT, i
+    return _ARRAY, arr
 
 
 class Lazy(tuple):
@@ -79,9 +115,7 @@ def index(source, shape, key):
     Returns a :class:`Lazy` ``(new_source, new_shape)`` for a lazy result, or the NumPy scalar,
     element or ndarray that the key selects.
     """
-    if type(key) is not tuple:
-        key = (key,)
-    entries = [_classify(item) for item in key]
+    entries = [_classify(item) for item in _entries(key)]
     ndim = len(shape)
     consumed = 0
     n_ellipsis = 0
@@ -94,6 +128,8 @@ def index(source, shape, key):
             advanced = True
         elif kind == _ELLIPSIS:
             n_ellipsis += 1
+        elif kind == _BOOL0:
+            advanced = True
     if n_ellipsis > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     if consumed > ndim:
@@ -102,11 +138,54 @@ def index(source, shape, key):
         )
     fill = ndim - consumed
     if advanced:
+        result = _one_array(source, shape, entries)
+        if result is not None:
+            return result
+        if source.dtype.hasobject and source.dtype.type is not np.object_:
+            # References inside a structured dtype: NumPy's own gather knows which bytes are
+            # references; it sees the same key (its entries as classified here).
+            full = np.broadcast_to(source, shape)
+            key = tuple(np.bool_(v) if k == _BOOL0 else Ellipsis if k == _ELLIPSIS else v
+                        for k, v in entries)
+            return np.ascontiguousarray(full[key])
         return _advanced(source, shape, entries, fill)
     return _basic(source, shape, entries, fill)
 
 
 _FULL = slice(None)
+
+
+def _flat_intp(arr):
+    """``arr`` as the kernel takes an index array: 1-D, C-contiguous, aligned native intp."""
+    if arr.ndim != 1 or arr.dtype.num != _INTP_NUM or not arr.dtype.isnative \
+            or not arr.flags.c_contiguous \
+            or not arr.flags.aligned:  # (dtype.num: int64 'q' equals intp, yet is another type)
+        flat = np.empty(arr.size, dtype=np.intp)  # (np.require may keep 'q' as it is)
+        flat.reshape(arr.shape)[...] = arr
+        arr = flat
+    return arr
+
+
+def _one_array(source, shape, entries):
+    """The commonest gather, ``view[idx]`` or ``view[:, idx]`` (one integer array, every other
+    entry a whole slice): straight to the kernel, or None for any other key."""
+    pos = -1
+    arr = None
+    for k, (kind, value) in enumerate(entries):
+        if kind == _ARRAY and arr is None and value.dtype.kind != "b" and value.ndim:
+            arr = value
+            pos = k
+        elif not (kind == _SLICE and value.start is None and value.stop is None
+                  and value.step is None):
+            return None
+    dtype = source.dtype
+    if arr is None or len(shape) - 1 + arr.ndim > _MAXDIMS or (
+            dtype.hasobject and dtype.type is not np.object_):
+        return None
+    out = np.empty(tuple(shape[:pos]) + arr.shape + tuple(shape[pos + 1:]), dtype=dtype)
+    _kernels.gather(source, shape, (pos,), [_flat_intp(arr)], out, pos,
+                    out.ndim - len(shape) + 1, (pos,))
+    return out
 
 
 def _basic(source, shape, entries, fill):
@@ -146,41 +225,67 @@ def _basic(source, shape, entries, fill):
 
 
 def _advanced(source, shape, entries, fill):
-    """Gather what an advanced key selects."""
+    """Gather what an advanced key selects.
+
+    The basic entries (slices, ``...``) and the axes the integers and index arrays take make an
+    intermediate lazy view of at most the view's rank; ``None`` entries and scalar booleans take
+    no axis of it (they only add axes of length 1 to the result, or a 0 to the broadcast index
+    shape for ``False``), so every key NumPy accepts fits in 64 dimensions. The index
+    dimensions go where NumPy puts them: in place of the indexed axes when every advanced entry
+    (integer, array, scalar boolean) is adjacent in the key, first otherwise.
+    """
     basic_entries = []
-    arrays = []        # index arrays, one per advanced axis of the intermediate view
+    arrays = []        # per gather axis: an index array, or an int (from an integer entry)
     positions = []     # that axis, in the intermediate view
-    orig_axes = []     # and in the original view (for error messages)
+    report_axes = []   # and in the original view (for error messages)
+    bools = []         # scalar booleans
+    res = []           # result sizes of the non-advanced entries, in key order
+    rest = []          # the same without the None entries' (the intermediate view's other axes)
+    n_new = 0          # how many None entries
+    first = None       # (len(res), len(res) - n_new) at the first advanced entry
+    state = 0          # 0: no advanced entry yet, 1: in the first run of them, 2: past it, 3: split
+    n_index = 0        # index arrays as NumPy counts them (bool arrays: one per axis)
+    fancy_ndim = 0
     pos = 0
     axis = 0
-    split = None       # advanced indices before a zero-length `...` (it still separates them)
+    left = fill        # axes the `...` (explicit or implicit at the end) still covers
     for kind, value in entries:
+        if kind == _INT or kind == _ARRAY or kind == _BOOL0:
+            if state == 0:
+                first = (len(res), len(res) - n_new)
+                state = 1
+            elif state == 2:
+                state = 3
+        elif state == 1:
+            state = 2
         if kind == _NEW:
-            basic_entries.append((_NEW, None))
-            pos += 1
+            res.append(1)
+            n_new += 1
         elif kind == _SLICE:
             basic_entries.append((kind, value))
+            n = len(range(*value.indices(shape[axis])))  # (no negative list indices here:
+            res.append(n)                                # setup.py turns wraparound off)
+            rest.append(n)
             pos += 1
             axis += 1
         elif kind == _ELLIPSIS:
             basic_entries.append((kind, None))
-            if not fill and split is None:
-                split = len(positions)
-            pos += fill
-            axis += fill
+            res.extend(shape[axis:axis + left])
+            rest.extend(shape[axis:axis + left])
+            pos += left
+            axis += left
+            left = 0
         elif kind == _INT:
-            basic_entries.append((_SLICE, slice(None)))
-            arrays.append(np.asarray(_normalize_int(value, shape[axis], axis), dtype=np.intp))
+            basic_entries.append((_SLICE, _FULL))
+            arrays.append(_normalize_int(value, shape[axis], axis))
             positions.append(pos)
-            orig_axes.append(axis)
+            report_axes.append(axis)
             pos += 1
             axis += 1
-        elif value.ndim == 0:  # a scalar bool: a new axis of length 1 (True) or 0 (False)
-            basic_entries.append((_NEW, None))
-            arrays.append(np.zeros(1 if value else 0, dtype=np.intp))
-            positions.append(pos)
-            orig_axes.append(None)
-            pos += 1
+        elif kind == _BOOL0:
+            bools.append(value)
+            n_index += 1
+            fancy_ndim = max(fancy_ndim, 1)
         elif value.dtype == bool:
             for j in range(value.ndim):
                 # NumPy lets an empty boolean axis index an axis of any size (selects nothing).
@@ -190,52 +295,80 @@ def _advanced(source, shape, entries, fill):
                         f"size of axis is {shape[axis + j]} but size of corresponding boolean "
                         f"axis is {value.shape[j]}"
                     )
-            for j, nz in enumerate(np.nonzero(value)):
-                basic_entries.append((_SLICE, slice(None)))
+            for nz in np.nonzero(value):
+                basic_entries.append((_SLICE, _FULL))
                 arrays.append(nz)
                 positions.append(pos)
-                orig_axes.append(axis)
+                report_axes.append(axis)
                 pos += 1
                 axis += 1
+            n_index += value.ndim
+            fancy_ndim = max(fancy_ndim, 1)
         else:
-            basic_entries.append((_SLICE, slice(None)))
+            basic_entries.append((_SLICE, _FULL))
             arrays.append(value)
             positions.append(pos)
-            orig_axes.append(axis)
+            report_axes.append(axis)
             pos += 1
             axis += 1
-    vsource, vshape = _basic(source, shape, basic_entries, fill)
-    try:
-        if len(arrays) > 1:
-            arrays = np.broadcast_arrays(*arrays)
-    except ValueError:
-        shapes = " ".join(str(a.shape) for a in arrays)
+            n_index += 1
+            fancy_ndim = max(fancy_ndim, value.ndim)
+    res.extend(shape[axis:axis + left])  # the implicit trailing `...`
+    rest.extend(shape[axis:axis + left])
+    n_rest = 1
+    for n in rest:
+        n_rest *= n
+    # NumPy's MapIter: at most 64 index arrays, and 63 when the rest of the result (its
+    # "subspace") holds exactly one element.
+    if n_index > _MAXDIMS or (n_index == _MAXDIMS and n_rest == 1):
         raise IndexError(
-            f"shape mismatch: indexing arrays could not be broadcast together with shapes {shapes}"
-        ) from None
-    bshape = arrays[0].shape
+            f"too many advanced (array) indices: {n_index} index arrays (a boolean array counts "
+            f"one per axis, a scalar boolean one); NumPy allows at most {_MAXDIMS}, or "
+            f"{_MAXDIMS - 1} when the other axes of the result hold one element"
+        )
+    if len(res) + fancy_ndim > _MAXDIMS:
+        raise IndexError(
+            f"number of dimensions must be within [0, {_MAXDIMS}], indexing result would have "
+            f"{len(res) + fancy_ndim}"
+        )
+    shapes = [a.shape for a in arrays if type(a) is not int]
+    shapes.extend((1,) if b else (0,) for b in bools)
+    if len(shapes) == 1:
+        bshape = shapes[0]
+    else:
+        try:
+            bshape = np.broadcast_shapes(*shapes)
+        except ValueError:
+            raise IndexError(
+                "shape mismatch: indexing arrays could not be broadcast together with shapes "
+                + " ".join(str(s) for s in shapes)
+            ) from None
+    nb = 1
+    for n in bshape:
+        nb *= n
+    adjacent = state != 3
+    res_pos, k_pos = first if adjacent else (0, 0)
+    full_shape = tuple(res[:res_pos]) + bshape + tuple(res[res_pos:])
+    if not any(kind == _ELLIPSIS for kind, _ in basic_entries):
+        basic_entries.append((_ELLIPSIS, None))  # keeps a 0-d intermediate an array
+    vsource, vshape = _basic(source, shape, basic_entries, fill)
+    result = np.empty(full_shape, dtype=vsource.dtype)
+    if not arrays:  # scalar booleans only: the basic view, with their axis inserted
+        if nb:
+            np.copyto(result.reshape(vshape), np.broadcast_to(vsource, vshape))
+        return result
     flat = []
     for arr in arrays:  # bounds are checked (and negatives wrapped) by the kernel
-        if arr.ndim != 1 or arr.dtype != np.intp or not arr.flags.c_contiguous:
-            arr = np.ascontiguousarray(arr, dtype=np.intp).reshape(-1)
+        if type(arr) is int:
+            arr = np.full(nb, arr, dtype=np.intp)
+        elif arr.shape != bshape:
+            arr = _flat_intp(np.broadcast_to(arr, bshape))
+        else:
+            arr = _flat_intp(arr)
         flat.append(arr)
-    report_axes = tuple(p if orig is None else orig for p, orig in zip(positions, orig_axes))
-    consecutive = all(b - a == 1 for a, b in zip(positions, positions[1:]))
-    adjacent = consecutive and (split is None or split in (0, len(positions)))
-    bpos = positions[0] if adjacent else 0
-    rest = [n for p, n in enumerate(vshape) if p not in positions]
-    out_shape = tuple(rest[:bpos]) + bshape + tuple(rest[bpos:])
-    dtype = vsource.dtype
-    if dtype.hasobject and dtype.type is not np.object_:
-        full = np.broadcast_to(vsource, vshape)
-        key = [slice(None)] * len(vshape)
-        for p, arr in zip(positions, arrays):
-            key[p] = arr
-        result = full[tuple(key)]  # a copy; NumPy sees no `...` here, so may place bshape
-        if consecutive and not adjacent:  # at positions[0] where we need it first
-            nb = len(bshape)
-            result = np.moveaxis(result, range(positions[0], positions[0] + nb), range(nb))
-        return np.ascontiguousarray(result)
-    out = np.empty(out_shape, dtype=dtype)
-    return _kernels.gather(vsource, vshape, tuple(positions), flat, out, bpos, len(bshape),
-                           report_axes)
+    out = result
+    if n_new:
+        out = result.reshape(tuple(rest[:k_pos]) + bshape + tuple(rest[k_pos:]))
+    _kernels.gather(vsource, vshape, tuple(positions), flat, out, k_pos, len(bshape),
+                    tuple(report_axes))
+    return result

@@ -18,6 +18,8 @@ import numpy as np
 __all__ = [
     "MODES",
     "as_shape",
+    "check_count",
+    "check_dims",
     "check_size",
     "normalize_mode",
     "plan",
@@ -30,20 +32,42 @@ MAX_INTP = sys.maxsize
 
 
 def _as_index(value, name, position):
-    """One integer of a shape-like argument, refusing bools, floats and anything else."""
+    """One integer of a shape-like argument, as NumPy's shape converter reads it: anything with
+    ``__index__`` except a bool; an ``__index__`` that raises is a ``TypeError`` here."""
     if type(value) is int:
         return value
-    if isinstance(value, (bool, np.bool_)) or not hasattr(value, "__index__"):
+    what = name if position is None else f"{name}[{position}]"
+    if isinstance(value, (bool, np.bool_)) or not hasattr(type(value), "__index__"):
         raise TypeError(
-            f"{name}[{position}] must be an integer, got {type(value).__name__} {value!r}; "
+            f"{what} must be an integer, got {type(value).__name__} {value!r}; "
             f"{name} is a 1-D sequence of integers"
         )
-    return operator.index(value)
+    try:
+        return operator.index(value)
+    except Exception as exc:  # noqa: BLE001 - whatever __index__ raised, the value is no integer
+        raise TypeError(
+            f"{what} must be an integer, but {type(value).__name__}.__index__ raised "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
 
 
-def as_shape(value, name="target_shape", *, allow_int=False, allow_negative=False,
-             nested_error=ValueError):
-    """Validate a 1-D integer sequence and return it as a tuple of Python ints.
+def _is_sequence(value):
+    """Python's ``PySequence_Check``, which NumPy's shape converter asks: the type has
+    ``__getitem__`` and is not a mapping built on ``dict``. Sets, dicts and iterators are not
+    sequences."""
+    return hasattr(type(value), "__getitem__") and not isinstance(value, dict)
+
+
+def as_shape(value, name="target_shape", *, allow_int=False, allow_negative=False):
+    """Validate a shape-like argument and return it as a tuple of Python ints.
+
+    The rule is NumPy's shape converter (``PyArray_IntpConverter``, behind ``np.empty``,
+    ``np.reshape`` and ``np.broadcast_shapes``): a *sequence* (a type with ``__getitem__``,
+    other than a dict: lists, tuples, ``range``, ``bytes``, ``array.array``, 1-D arrays of any
+    dtype whose elements are integers, object arrays included) whose every element has
+    ``__index__`` and is not a bool; or, where ``allow_int``, a single such integer. Dicts, sets,
+    iterators and ``None`` are refused with ``TypeError``, as is an element that is itself a
+    sequence (``[[2]]``).
 
     Parameters
     ----------
@@ -55,9 +79,6 @@ def as_shape(value, name="target_shape", *, allow_int=False, allow_negative=Fals
         Accept a single integer as a 1-tuple (as ``np.broadcast_to`` does).
     allow_negative : bool
         Let negative entries through (the caller reports them in its own terms).
-    nested_error : type
-        The exception for a nested sequence (``ValueError``: a 2-D shape; ``broadcast_shapes``
-        raises ``TypeError`` there, as NumPy does).
 
     Examples
     --------
@@ -67,72 +88,99 @@ def as_shape(value, name="target_shape", *, allow_int=False, allow_negative=Fals
     (2, 3)
     >>> as_shape(5, allow_int=True)
     (5,)
+    >>> as_shape(b"\\x02\\x03")
+    (2, 3)
     >>> as_shape([2.0])
     Traceback (most recent call last):
     ...
     TypeError: target_shape[0] must be an integer, got float 2.0; target_shape is a 1-D sequence of integers
+    >>> as_shape({2, 3})
+    Traceback (most recent call last):
+    ...
+    TypeError: target_shape must be a 1-D sequence of integers, got set {2, 3}; sets, dicts and iterators are not sequences: pass a list or a tuple
     """
-    if type(value) is tuple:
+    items = None
+    if type(value) is tuple or type(value) is list:
         items = value
-    elif isinstance(value, np.ndarray):
+    elif isinstance(value, np.ndarray) and value.ndim:
         if value.ndim != 1:
-            if value.ndim == 0 and allow_int and value.dtype.kind in "iu":
-                items = (value.item(),)
-            elif value.ndim == 0 and allow_int:
-                raise TypeError(
-                    f"{name} must be an integer or a 1-D sequence of integers, got a 0-d array "
-                    f"of dtype {value.dtype}"
-                )
-            else:
-                raise ValueError(
-                    f"{name} must be a 1-D integer tensor, got an array of shape {value.shape}"
-                )
-        elif value.dtype.kind not in "iu":
             raise TypeError(
-                f"{name} must be a 1-D integer tensor, got an array of dtype {value.dtype}"
+                f"{name} must be a 1-D sequence of integers, got an array of shape "
+                f"{value.shape}"
             )
-        else:
+        if value.dtype.kind in "iu":
             items = value.tolist()
-    elif isinstance(value, (str, bytes, bytearray)) or value is None:
-        raise TypeError(
-            f"{name} must be a 1-D sequence of integers, got {type(value).__name__} {value!r}"
-        )
-    elif isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be a 1-D sequence of integers, got bool {value!r}")
-    elif hasattr(value, "__index__"):
+        elif value.dtype.kind == "O":
+            items = tuple(value)
+        else:
+            raise TypeError(
+                f"{name} must be a 1-D sequence of integers, got an array of dtype {value.dtype}"
+            )
+    elif value is not None and type(value) is not int and _is_sequence(value):
+        try:
+            items = tuple(value)
+        except Exception:  # noqa: BLE001 - not iterable after all (a NumPy scalar): an integer?
+            items = None
+    if items is None:
+        integer = hasattr(type(value), "__index__") and not isinstance(value, (bool, np.bool_))
+        if not integer:
+            raise TypeError(
+                f"{name} must be {'an integer or ' if allow_int else ''}a 1-D sequence of "
+                f"integers, got {type(value).__name__} {value!r}"
+                + ("" if value is None or isinstance(value, (bool, np.bool_, float)) else
+                   "; sets, dicts and iterators are not sequences: pass a list or a tuple")
+            )
         if not allow_int:
             raise TypeError(
                 f"{name} must be a 1-D sequence of integers, got the scalar {value!r}; "
                 f"write [{value!r}] for a 1-D shape"
             )
-        items = (value,)
-    else:
-        try:
-            items = tuple(value)
-        except TypeError:
-            raise TypeError(
-                f"{name} must be a 1-D sequence of integers, got {type(value).__name__}"
-            ) from None
+        items = (_as_index(value, name, None),)
     shape = []
     for i, item in enumerate(items):
-        if isinstance(item, np.ndarray) and item.ndim == 0 and item.dtype.kind in "iu":
-            item = item.item()  # a 0-d integer array is an integer, as in NumPy
-        if isinstance(item, (list, tuple, np.ndarray)):
-            raise nested_error(
+        if type(item) is int:
+            n = item
+        elif isinstance(item, (list, tuple)) or (isinstance(item, np.ndarray) and item.ndim):
+            raise TypeError(
                 f"{name} must be 1-D, but {name}[{i}] is a sequence ({item!r}); "
                 f"pass a flat sequence of integers"
             )
-        n = _as_index(item, name, i)
-        if n < 0 and not allow_negative:
+        else:
+            n = _as_index(item, name, i)
+        if n > MAX_INTP:  # in order with the type checks, as NumPy's converter
             raise ValueError(
-                f"{name}[{i}] is {n}, but sizes cannot be negative; allowed values are >= 0"
+                f"{name}[{i}] is {n}, more than this platform can index ({MAX_INTP}); "
+                f"reduce the shape"
             )
         shape.append(n)
+    if not allow_negative:
+        for i, n in enumerate(shape):
+            if n < 0:
+                raise ValueError(
+                    f"{name}[{i}] is {n}, but sizes cannot be negative; allowed values are >= 0"
+                )
     return tuple(shape)
 
 
+def check_dims(shape, name="target_shape"):
+    """Reject a size that ``np.intp`` cannot hold (NumPy: "Maximum allowed dimension
+    exceeded")."""
+    for i, n in enumerate(shape):
+        if n > MAX_INTP:
+            raise ValueError(
+                f"{name}[{i}] is {n}, more than this platform can index ({MAX_INTP}); "
+                f"reduce the shape"
+            )
+
+
 def check_size(shape, itemsize, name="target_shape"):
-    """Reject a shape whose element count or byte size cannot be indexed by ``np.intp``."""
+    """Reject a view whose element count or byte size cannot be indexed by ``np.intp``.
+
+    The count is the product of the sizes with zeros read as ones, as ``np.broadcast_to``
+    (whose ``nditer`` refuses such shapes even when a size is 0) and ``np.asarray(view)`` need;
+    for a pure shape (``broadcast_shapes``) see :func:`check_count`.
+    """
+    check_dims(shape, name)
     total = max(itemsize, 1)
     for n in shape:
         if n > 1:
@@ -142,6 +190,28 @@ def check_size(shape, itemsize, name="target_shape"):
             f"{name} {shape} describes {total} bytes (item size {itemsize}), more than this "
             f"platform can index ({MAX_INTP}); reduce the shape"
         )
+
+
+def check_count(shape, name="the broadcast shape"):
+    """Reject a shape whose element count ``np.intp`` cannot hold, by ``np.broadcast_shapes``'
+    rule: the running product from the first axis must not overflow (so a 0 makes every later
+    factor harmless, and the count of ``(2**40, 0, 2**40)`` is 0).
+
+    >>> check_count((2**40, 0, 2**40))
+    >>> check_count((2**62, 4, 0))
+    Traceback (most recent call last):
+    ...
+    ValueError: the broadcast shape (4611686018427387904, 4, 0) is too large: the product of its first 2 sizes, 18446744073709551616, is more than this platform can index (9223372036854775807)
+    """
+    check_dims(shape, name)
+    total = 1
+    for k, n in enumerate(shape):
+        total *= n
+        if total > MAX_INTP:
+            raise ValueError(
+                f"{name} {shape} is too large: the product of its first {k + 1} sizes, {total}, "
+                f"is more than this platform can index ({MAX_INTP})"
+            )
 
 
 def normalize_mode(mode):

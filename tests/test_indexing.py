@@ -7,6 +7,8 @@ and a key (basic, advanced or mixed, in every arrangement). NumPy is the oracle 
 the shape, the dtype, the scalar type and the exception type.
 """
 
+import array
+import collections
 import sys
 import tracemalloc
 
@@ -210,10 +212,13 @@ def check(source, shape, key):
     return got
 
 
+_SEQUENCES = (list, tuple, range, array.array, collections.deque, memoryview, bytearray)
+
+
 def _is_advanced(key):
-    items = key if type(key) is tuple else (key,)
+    items = tuple(key) if isinstance(key, tuple) else (key,)
     for item in items:
-        if isinstance(item, (list, tuple, bool, np.bool_, _ArrayLike, BroadcastView)):
+        if isinstance(item, _SEQUENCES + (bool, np.bool_, _ArrayLike, BroadcastView)):
             return True
         if isinstance(item, np.ndarray) and item.ndim > 0 or (
             isinstance(item, np.ndarray) and item.dtype == bool
@@ -399,6 +404,121 @@ def test_fancy_indexing_a_huge_view_costs_the_result():
     assert peak < 200_000
 
 
+# -- every key NumPy accepts (issue 13, items 3-6) ----------------------------------------------
+
+
+class TupleKey(tuple):
+    """A tuple subclass: NumPy indexes with its entries, as with a tuple."""
+
+
+Pair = collections.namedtuple("Pair", "first second")
+
+
+class RaisingIndex:
+    def __index__(self):
+        raise ZeroDivisionError("__index__ raised")
+
+
+class Index:
+    def __init__(self, value):
+        self.value = value
+
+    def __index__(self):
+        return self.value
+
+
+def _other_sequence(draw, item):
+    """``item`` (a 1-D list of ints) as another sequence NumPy converts to the same index array,
+    or ``item`` itself."""
+    values = list(item)
+    kinds = ["list", "array.array", "deque", "memoryview", "tuple"]
+    if values and min(values) >= 0 and max(values) < 256:
+        kinds.append("bytearray")
+    if values == list(range(len(values))):
+        kinds.append("range")
+    kind = draw(st.sampled_from(kinds))
+    if kind == "array.array":
+        return array.array("q", values)
+    if kind == "deque":
+        return collections.deque(values)
+    if kind == "memoryview":
+        return memoryview(np.array(values, dtype=np.intp))
+    if kind == "tuple":
+        return tuple(values)
+    if kind == "bytearray":
+        return bytearray(values)
+    if kind == "range":
+        return range(len(values))
+    return item
+
+
+@st.composite
+def numpy_keys(draw, shape):
+    """The keys of :func:`keys` re-spelled in every form NumPy reads the same way (tuple
+    subclasses, namedtuples, sequences that become index arrays, ``__index__`` objects, many
+    scalar booleans), plus entries whose ``__index__`` raises."""
+    key = draw(keys(shape))
+    entries = list(key) if type(key) is tuple else [key]
+    for i, item in enumerate(entries):
+        if type(item) is list and all(type(v) is int for v in item):
+            entries[i] = _other_sequence(draw, item)
+        elif type(item) is int and draw(st.integers(0, 3)) == 0:
+            entries[i] = Index(item)
+    if draw(st.integers(0, 9)) == 0:
+        entries.insert(draw(st.integers(0, len(entries))), RaisingIndex())
+    if draw(st.integers(0, 9)) == 0:
+        entries += [draw(st.sampled_from([True, np.True_, False]))] * draw(st.integers(1, 66))
+    form = draw(st.sampled_from(["tuple", "subclass", "namedtuple", "bare"]))
+    if form == "subclass":
+        return TupleKey(entries)
+    if form == "namedtuple" and len(entries) == 2:
+        return Pair(*entries)
+    if form == "bare" and len(entries) == 1 and not isinstance(entries[0], tuple):
+        return entries[0]
+    return tuple(entries)
+
+
+@given(st.data())
+def test_every_key_form_numpy_reads_matches_numpy(data):
+    source, shape = data.draw(views(max_dims=3))
+    check(source, shape, data.draw(numpy_keys(shape)))
+
+
+def test_tuple_subclass_keys_are_tuples_of_entries():
+    v, a = lazybcast.broadcast_to(np.ones((5, 5)), (5, 5)), np.ones((5, 5))
+    assert v[TupleKey(([1], [1]))].shape == a[TupleKey(([1], [1]))].shape == (1,)
+    assert type(v[Pair(0, 1)]) is np.float64
+    assert v[TupleKey((slice(1, 3),))].shape == (2, 5)
+
+
+@pytest.mark.parametrize("seq", [
+    range(2), array.array("i", [0, 1]), memoryview(np.array([0, 1])), collections.deque([0, 1]),
+    bytearray(b"\x00\x01"), memoryview(b"\x00\x01"), (0, 1),
+], ids=lambda s: type(s).__name__)
+def test_sequences_are_index_arrays(seq):
+    source = np.arange(5.0)
+    v, a = lazybcast.broadcast_to(source, (5, 5)), np.broadcast_to(source, (5, 5))
+    for key in (seq, (slice(None), seq), (seq, 0)):
+        _same(v[key], a[key])
+
+
+def test_64_scalar_booleans():
+    key = (slice(None),) + (True,) * 64
+    v = lazybcast.broadcast_to(np.ones(1), (2, 1))
+    assert v[key].shape == np.broadcast_to(np.ones(1), (2, 1))[key].shape == (2, 1, 1)
+    with pytest.raises(IndexError, match="64"):
+        v[key + (True,)]
+
+
+@pytest.mark.parametrize("key", [RaisingIndex(), (0, RaisingIndex()), [RaisingIndex()]],
+                         ids=["bare", "in-tuple", "in-list"])
+def test_raising_index_is_an_index_error(key):
+    with pytest.raises(IndexError):
+        np.broadcast_to(np.ones(3), (2, 3))[key]
+    with pytest.raises(IndexError):
+        lazybcast.broadcast_to(np.ones(3), (2, 3))[key]
+
+
 # -- errors ------------------------------------------------------------------------------------
 
 
@@ -481,3 +601,31 @@ def test_single_int_keys_match_numpy(dtype, src_shape, shape):
             want[i]
         with pytest.raises(IndexError, match="out of bounds|index"):
             v[i]
+
+
+@pytest.mark.parametrize("layout", ["unaligned", "byteswapped", "strided"])
+def test_index_arrays_in_any_layout(layout):
+    values = np.array([5, 0, -1, 2, 2], dtype=np.intp)
+    if layout == "unaligned":
+        raw = np.zeros(values.nbytes + 1, dtype=np.uint8)[1:]
+        idx = raw.view(np.intp)
+        idx[:] = values
+        assert not idx.flags.aligned
+    elif layout == "byteswapped":
+        idx = values.astype(values.dtype.newbyteorder())
+    else:
+        idx = np.repeat(values, 2)[::2]
+    source = np.arange(6.0)
+    v, a = lazybcast.broadcast_to(source, (6, 6)), np.broadcast_to(source, (6, 6))
+    for key in (idx, (slice(None), idx), (idx, idx), idx[None], (idx, 1)):
+        _same(v[key], a[key])
+
+
+def test_index_arrays_of_an_equivalent_integer_type():
+    """int64 as C long long ('q', array.array('q')) equals intp but is another NumPy type."""
+    source = np.arange(6.0)
+    v, a = lazybcast.broadcast_to(source, (6, 6)), np.broadcast_to(source, (6, 6))
+    for idx in (np.array([1, -1], dtype="q"), array.array("q", [1, 5]),
+                np.array([2, 0], dtype=np.longlong)[::-1]):
+        for key in (idx, (slice(None), idx), (idx, [[0], [1]]), (0, idx)):
+            _same(v[key], a[key])

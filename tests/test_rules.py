@@ -4,8 +4,13 @@ Every error is a ValueError (bad value or shape) or a TypeError (bad type) whose
 the argument; where OpenVINO has a message for the fault, its key phrase is checked.
 """
 
+import array
+import collections
+
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import lazybcast
 
@@ -77,7 +82,6 @@ BAD_TYPES = [
     np.array(["2", "3"]),
     ["2", 3],
     "23",
-    b"23",
     None,
     [None],
     3,
@@ -87,13 +91,15 @@ BAD_TYPES = [
     [np.bool_(True)],
 ]
 
+# Not 1-D: a TypeError, as NumPy's shape converter raises (np.empty([[2]]) and
+# np.broadcast_shapes([[2]]) raise TypeError).
 BAD_VALUES = [
     [[2, 3]],
     [[2], [3]],
     np.array([[2, 3]]),
     np.array([[2], [3]]),
     [np.array([2, 3])],
-    np.array(3),  # 0-d: not 1-D
+    np.array(3),  # 0-d: a scalar, which target_shape and axes_mapping refuse
 ]
 
 
@@ -105,7 +111,7 @@ def test_target_shape_bad_type(bad):
 
 @pytest.mark.parametrize("bad", BAD_VALUES, ids=repr)
 def test_target_shape_not_1d(bad):
-    with pytest.raises(ValueError, match="target_shape"):
+    with pytest.raises(TypeError, match="target_shape"):
         lazybcast.broadcast(_x(3), bad)
 
 
@@ -117,7 +123,7 @@ def test_axes_mapping_bad_type(bad):
 
 @pytest.mark.parametrize("bad", BAD_VALUES, ids=repr)
 def test_axes_mapping_not_1d(bad):
-    with pytest.raises(ValueError, match="axes_mapping"):
+    with pytest.raises(TypeError, match="axes_mapping"):
         lazybcast.broadcast(_x(3), [2, 3], bad, mode="explicit")
 
 
@@ -135,9 +141,9 @@ def test_broadcast_to_scalar_shape_bad_type(bad):
         lazybcast.broadcast_to(_x(3), bad)
 
 
-@pytest.mark.parametrize("bad", [[[2, 3]], np.array([[2, 3]])], ids=repr)
+@pytest.mark.parametrize("bad", [[[2, 3]], np.array([[2, 3]]), [[2]]], ids=repr)
 def test_broadcast_to_shape_not_1d(bad):
-    with pytest.raises(ValueError, match="shape"):
+    with pytest.raises(TypeError, match="shape"):
         lazybcast.broadcast_to(_x(3), bad)
 
 
@@ -461,3 +467,193 @@ def test_zero_d_integer_arrays_are_sizes_as_in_numpy():
 def test_negative_axes_mapping_is_named_as_negative():
     with pytest.raises(ValueError, match=r"axes_mapping\[0\]: -1 is negative"):
         lazybcast.broadcast(np.ones(3), [3], [-1], mode="explicit")
+
+
+# -- shape arguments: NumPy's shape converter is the oracle (issue 13, item 7) ----------------
+
+class _Index:
+    def __init__(self, value):
+        self.value = value
+
+    def __index__(self):
+        return self.value
+
+    def __repr__(self):
+        return f"_Index({self.value})"
+
+
+class _RaisingIndex:
+    def __index__(self):
+        raise ZeroDivisionError("__index__ raised")
+
+
+def _size():
+    small = st.integers(0, 4)
+    return st.one_of(
+        small, small.map(np.int64), small.map(np.uint8), small.map(_Index),
+        small.map(lambda n: np.array(n)), st.sampled_from([2**40, 2**62, 2**63, -1]),
+        st.sampled_from([True, np.bool_(True), 2.0, np.float64(2), "2", None, [2], (2,),
+                         np.array([2]), _RaisingIndex(), np.array(2, dtype=object)]),
+    )
+
+
+@st.composite
+def shape_likes(draw):
+    """Anything a caller might pass as a shape: sequences of every kind NumPy's converter
+    iterates, scalars, and containers it refuses."""
+    items = draw(st.lists(_size(), max_size=4))
+    ints = [n for n in items if type(n) is int]
+    kind = draw(st.sampled_from(["list", "tuple", "array", "objarray", "bytes", "bytearray",
+                                 "array.array", "deque", "range", "dict", "set", "iter",
+                                 "generator", "scalar", "none"]))
+    if kind == "tuple":
+        return tuple(items)
+    if kind == "array" and ints == items and all(0 <= n <= 4 for n in ints):
+        return np.array(items, dtype=draw(st.sampled_from([np.int64, np.uint8, np.uint64])))
+    if kind == "objarray":
+        out = np.empty(len(items), dtype=object)
+        out[:] = items if all(not isinstance(n, (list, tuple, np.ndarray)) for n in items) \
+            else [0] * len(items)
+        return out
+    if kind in ("bytes", "bytearray", "array.array") and ints == items \
+            and all(0 <= n < 128 for n in ints):
+        return {"bytes": bytes, "bytearray": bytearray,
+                "array.array": lambda v: array.array("b", v)}[kind](ints)
+    if kind == "deque":
+        return collections.deque(items)
+    if kind == "range":
+        return range(draw(st.integers(0, 3)), draw(st.integers(0, 5)))
+    if kind == "dict":
+        return {n: 0 for n in ints}
+    if kind == "set":
+        return set(ints)
+    if kind == "iter":
+        return iter(ints)
+    if kind == "generator":
+        return (n for n in ints)
+    if kind == "scalar":
+        return items[0] if items else 3
+    if kind == "none":
+        return None
+    return items
+
+
+def _numpy_shape(value):
+    """NumPy's shape converter, through ``np.broadcast_shapes`` (whose only other check is the
+    element count)."""
+    try:
+        return np.broadcast_shapes(value), None
+    except Exception as e:  # noqa: BLE001 - the oracle's exception is the expectation
+        return None, e
+
+
+@given(shape_likes())
+def test_broadcast_shapes_reads_shapes_as_numpy(value):
+    expected, error = _numpy_shape(value)
+    if error is None:
+        assert lazybcast.broadcast_shapes(value) == expected
+        return
+    with pytest.raises((TypeError, ValueError)) as info:
+        lazybcast.broadcast_shapes(value)
+    if isinstance(error, (TypeError, ValueError)):
+        assert type(info.value) is type(error), (value, info.value, error)
+    else:  # NumPy lets a raising __index__'s own exception out; lazybcast says TypeError
+        assert type(info.value) is TypeError, (value, info.value, error)
+
+
+@given(shape_likes())
+def test_broadcast_to_reads_shapes_as_numpys_converter(value):
+    expected, error = _numpy_shape(value)
+    if error is None and sum(n > 4 for n in expected) == 0:
+        assert lazybcast.broadcast_to(np.int8(1), value).shape == expected
+        scalar = hasattr(type(value), "__index__") and np.ndim(value) == 0
+        target = [value] if scalar else value  # target_shape refuses a bare integer
+        assert lazybcast.broadcast(np.int8(1), target).shape == expected
+    elif error is not None:
+        with pytest.raises((TypeError, ValueError)) as info:
+            lazybcast.broadcast_to(np.int8(1), value)
+        if isinstance(error, (TypeError, ValueError)):
+            assert type(info.value) is type(error), (value, info.value, error)
+
+
+@pytest.mark.parametrize("value, expected", [
+    (np.array([2, 3], dtype=object), (2, 3)),
+    (b"\x02\x03", (2, 3)),
+    (bytearray(b"\x02"), (2,)),
+    (collections.deque([2]), (2,)),
+    (array.array("i", [2, 3]), (2, 3)),
+    (memoryview(np.array([2, 3])), (2, 3)),
+])
+def test_shape_sequences_numpy_accepts(value, expected):
+    assert np.broadcast_shapes(value) == expected
+    assert lazybcast.broadcast_shapes(value) == expected
+    assert lazybcast.broadcast_to(np.int8(1), value).shape == expected
+    assert lazybcast.broadcast(np.int8(1), value).shape == expected
+
+
+@pytest.mark.parametrize("value", [{2: 0}, {2}, frozenset([2]), iter([2]), {2: 0}.values(),
+                                   [[2]], np.array([[2]]), [_RaisingIndex()], _RaisingIndex()],
+                         ids=repr)
+def test_shape_forms_numpy_refuses_are_type_errors(value):
+    with pytest.raises(TypeError, match="shapes\\[0\\]"):
+        lazybcast.broadcast_shapes(value)
+    with pytest.raises(TypeError, match="shape"):
+        lazybcast.broadcast_to(np.ones(1), value)
+    with pytest.raises(TypeError, match="target_shape"):
+        lazybcast.broadcast(np.ones(1), value)
+
+
+def test_broadcast_shapes_counts_elements_as_numpy():
+    for shape in [(2**40, 0, 2**40), (0, 2**62, 4), (2**62, 0, 4)]:
+        assert lazybcast.broadcast_shapes(shape) == np.broadcast_shapes(shape) == shape
+    for shape in [(2**62, 4), (2**62, 4, 0), (2**31, 2**31, 2, 0)]:
+        with pytest.raises(ValueError):
+            np.broadcast_shapes(shape)
+        with pytest.raises(ValueError, match="too large"):
+            lazybcast.broadcast_shapes(shape)
+
+
+# -- ndarray subclasses as data (issue 13, item 8) --------------------------------------------
+
+
+class _Tagged(np.ndarray):
+    """A user subclass."""
+
+
+def test_masked_arrays_are_refused():
+    data = np.ma.masked_array([1, 2, 3], mask=[0, 1, 0])
+    for call in (lambda: lazybcast.broadcast_to(data, (2, 3)),
+                 lambda: lazybcast.broadcast(data, [2, 3]),
+                 lambda: lazybcast.broadcast_arrays(data, np.ones((2, 1)))):
+        with pytest.raises(TypeError, match="mask"):
+            call()
+    v = lazybcast.broadcast_to(np.ma.getdata(data), (2, 3))  # the documented way out
+    np.testing.assert_array_equal(v.materialize(), [[1, 2, 3]] * 2)
+
+
+@pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")
+@pytest.mark.parametrize("make", [
+    lambda: np.matrix([[1, 2], [3, 4]]),
+    lambda: np.arange(4).view(_Tagged).reshape(2, 2),
+], ids=["matrix", "user-subclass"])
+def test_other_subclasses_are_read_as_plain_arrays(make):
+    import pickle
+
+    data = make()
+    v = lazybcast.broadcast_to(data, (3, 2, 2))
+    assert v.base is data  # the user's object
+    assert type(v.source) is np.ndarray and np.shares_memory(v.source, data)
+    expected = np.broadcast_to(np.asarray(data), (3, 2, 2))
+    np.testing.assert_array_equal(v.materialize(), expected)
+    assert all(type(row) is np.ndarray for row in v)
+    assert type(v[0, 0]) is lazybcast.BroadcastView and type(v[[0, 1]]) is np.ndarray
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(v)).materialize(), expected)
+
+
+def test_memmap_sources_stay_memmaps(tmp_path):
+    mm = np.memmap(tmp_path / "data.bin", dtype=np.float32, mode="w+", shape=(4,))
+    mm[:] = np.arange(4)
+    v = lazybcast.broadcast_to(mm, (3, 4))
+    assert isinstance(v.base, np.memmap) and type(v.source) is np.ndarray
+    assert np.shares_memory(v.source, mm)
+    np.testing.assert_array_equal(v.materialize(), np.broadcast_to(np.arange(4.0), (3, 4)))
