@@ -43,22 +43,46 @@ def test_len_and_getitem():
 
 
 @given(st.lists(st.integers(-SHAPE[0], SHAPE[0] - 1), max_size=10))
-def test_getitems_is_the_list_of_rows(indices):
+def test_getitems_is_one_gathered_array(indices):
     ds, ref = _dataset(), _reference()
-    rows = ds.__getitems__(indices)
-    assert type(rows) is list and len(rows) == len(indices)
-    for row, i in zip(rows, indices):
-        assert type(row) is np.ndarray and row.flags.writeable
-        np.testing.assert_array_equal(row, ref[i])
-        assert not np.shares_memory(row, ds.view.source)
+    batch = ds.__getitems__(indices)
+    assert type(batch) is np.ndarray and batch.flags.c_contiguous and batch.flags.writeable
+    assert batch.shape == (len(indices),) + SHAPE[1:] and batch.dtype == ref.dtype
+    np.testing.assert_array_equal(batch, ref[np.asarray(indices, dtype=np.intp)])
+    assert not np.shares_memory(batch, ds.view.source)
 
 
-def test_getitems_of_a_1d_view_gives_numpy_scalars():
+def test_getitems_of_a_1d_view_gives_a_1d_array():
     source = np.array([1.5, 2.5], dtype=np.float32)
     ds = RowDataset(lazybcast.broadcast_to(source, (2,)))
-    assert [type(x) for x in ds.__getitems__([1, 0])] == [np.float32, np.float32]
-    assert ds.__getitems__([1, 0]) == [np.float32(2.5), np.float32(1.5)]
+    batch = ds.__getitems__([1, 0])
+    assert batch.dtype == np.float32 and batch.tolist() == [2.5, 1.5]
     assert type(ds[1]) is np.float32
+
+
+class Index:
+    def __init__(self, i):
+        self.i = i
+
+    def __index__(self):
+        return self.i
+
+
+@pytest.mark.parametrize("i", [np.int8(3), np.uint64(3), np.array(3), np.array(-2, np.int16),
+                               Index(3), Index(-1)], ids=repr)
+def test_getitem_takes_every_integer_numpy_takes(i):
+    ds, ref = _dataset(), _reference()
+    np.testing.assert_array_equal(ds[i], ref[i])
+
+
+@pytest.mark.parametrize("indices", [
+    np.array([[1, 2], [3, -1]]), np.array([3, 1], dtype=np.uint8), (1, 2), range(3),
+    [np.int64(1), np.array(2), Index(-1)], np.arange(10)[::-3],
+], ids=repr)
+def test_getitems_takes_integer_sequences(indices):
+    ds, ref = _dataset(), _reference()
+    flat = np.array([int(i) for i in np.asarray(indices, dtype=object).reshape(-1)])
+    np.testing.assert_array_equal(ds.__getitems__(indices), ref[flat])
 
 
 @pytest.mark.parametrize("i", [SHAPE[0], -SHAPE[0] - 1, 10**12])
@@ -70,13 +94,14 @@ def test_out_of_range_is_index_error(i):
         ds.__getitems__([0, i])
 
 
-@pytest.mark.parametrize("i", [1.0, "1", None, True, slice(0, 2), [0]])
+@pytest.mark.parametrize("i", [1.0, "1", None, True, np.True_, np.array(True), slice(0, 2), [0],
+                               np.array([1]), np.float64(1.0)], ids=repr)
 def test_getitem_needs_an_int(i):
     with pytest.raises(TypeError):
         _dataset()[i]
 
 
-@pytest.mark.parametrize("indices", [[0.0, 1.0], ["1"], [True, False]])
+@pytest.mark.parametrize("indices", [[0.0, 1.0], ["1"], [True, False], [Index(1), 1.5], None])
 def test_getitems_needs_ints(indices):
     with pytest.raises(TypeError):
         _dataset().__getitems__(indices)
@@ -98,6 +123,32 @@ def test_pickle_is_compact_and_round_trips():
     back = pickle.loads(blob)
     assert type(back) is RowDataset and len(back) == 10**9
     np.testing.assert_array_equal(back[123456789], source)
+
+
+class Impostor:
+    shape = (3, 2)
+
+
+@pytest.mark.parametrize("state", [{"view": np.ones((3, 2))}, {"view": Impostor()}, {},
+                                   {"view": lazybcast.broadcast_to(1.0, ())}, ["view"], 7])
+def test_unpickling_validates_the_view(state):
+    """A crafted pickle (copyreg's reconstructor then __setstate__) gets the constructor's
+    checks."""
+    import copyreg
+
+    class Crafted:
+        def __reduce__(self):
+            return (copyreg._reconstructor, (RowDataset, object, None), state)
+
+    with pytest.raises((TypeError, ValueError), match="view|state"):
+        pickle.loads(pickle.dumps(Crafted()))
+
+
+def test_subclass_state_round_trips():
+    ds = CountingDataset(_dataset().view)
+    ds.extra = 5
+    back = pickle.loads(pickle.dumps(ds))
+    assert type(back) is CountingDataset and back.extra == 5 and len(back) == SHAPE[0]
 
 
 # -- PyTorch's DataLoader ------------------------------------------------------------------
