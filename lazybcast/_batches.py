@@ -113,6 +113,18 @@ def _copy_in_blocks(part, out, cancel):
         part[key].materialize(out=out[key], threads=1)
 
 
+def _result(future):
+    """``future.result()``, waking every 50 ms: a Ctrl-C delivered to another thread (the
+    kernel picks any) is then still raised here promptly, not when the batch is done."""
+    from concurrent.futures import TimeoutError
+
+    while True:
+        try:
+            return future.result(timeout=0.05)
+        except TimeoutError:
+            pass
+
+
 def _prefetched(view, ranges, depth, ring):
     from concurrent.futures import ThreadPoolExecutor
 
@@ -143,7 +155,7 @@ def _prefetched(view, ranges, depth, ring):
             submit()
         while pending:
             # No local name holds the batch: once the caller moves on, it is the caller's.
-            yield pending.popleft().result()
+            yield _result(pending.popleft())
             submit()
     finally:
         cancel.set()  # the background copy stops at its next block (<= CHUNK_BYTES)
