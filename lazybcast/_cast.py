@@ -1,11 +1,20 @@
 """``materialize(dtype=...)``: the cast runs inside the copy pass, block by block in cache.
 
-The output is written once. A source much smaller than the output (a real broadcast) is cast
-whole, then broadcast by the copy kernel. Otherwise (a layout change such as HWC -> CHW, or
-little broadcasting) the output is cut into blocks of :data:`BLOCK_BYTES`; each block's part of
-the source is cast into a small buffer that stays in cache (NumPy's ``astype``, keeping the
-source's memory order so that the cast reads sequentially), and the copy kernel moves it into
-place (transposing if needed). Dtypes holding Python objects go through ``np.copyto``.
+The output is written once, and no full-size intermediate is made. A source much smaller
+than the output (a real broadcast) is cast whole, then broadcast by the copy kernel.
+Otherwise (a layout change such as HWC -> CHW, or little broadcasting) the output is cut into
+blocks of :data:`BLOCK_BYTES`, each done in cache in the cheaper order:
+
+- widening casts (``uint8 -> float32``): the copy kernel moves the block in the narrow dtype
+  into a small buffer (its byte shuffles are fastest on small items), then NumPy casts that
+  contiguous buffer into the output block;
+- narrowing or same-size casts: NumPy casts the block's part of the source into a small
+  buffer, then the kernel moves it into place.
+
+Blocks follow the source's memory order (broadcast axes outermost), so each block's part of
+the source is one run of memory (all channels of some pixels, not one channel plane).
+
+Dtypes holding Python objects go through ``np.copyto``.
 """
 
 import numpy as np
@@ -15,7 +24,7 @@ from lazybcast._blocks import blocks
 
 __all__ = ["BLOCK_BYTES", "materialize_cast"]
 
-#: Output bytes per block: source block, cast block and output block fit a 1 MiB L2 together.
+#: Output bytes per block: the block, its source part and the small buffer fit in a 1 MiB L2.
 BLOCK_BYTES = 256 * 1024
 
 
@@ -33,7 +42,24 @@ def materialize_cast(source, shape, out, threads):
         _kernels.copy_broadcast(source.astype(dtype, order="K"), out, threads)
         return out
     keep = [n != 1 or m == 1 for n, m in zip(source.shape, shape)]
-    for key in blocks(shape, dtype.itemsize, BLOCK_BYTES):
-        skey = tuple(k if kept else slice(None) for k, kept in zip(key, keep))
-        _kernels.copy_broadcast(source[skey].astype(dtype, order="K"), out[key], 1)
+    # Blocks follow the source's memory order (broadcast axes outermost), so that each block's
+    # source part is one run of memory: all channels of some pixels, not one channel plane.
+    order = sorted(range(len(shape)),
+                   key=lambda d: (keep[d] and shape[d] > 1, -abs(source.strides[d])))
+
+    def source_part(key):
+        return source[tuple(k if kept else slice(None) for k, kept in zip(key, keep))]
+
+    if source.dtype.itemsize < dtype.itemsize:
+        # Copy in the narrow dtype into a C-ordered buffer, then cast it into the output block.
+        buffer = np.empty(max(1, BLOCK_BYTES // dtype.itemsize), dtype=source.dtype)
+        for key in blocks(shape, dtype.itemsize, BLOCK_BYTES, order):
+            target = out[key]
+            part = buffer[:target.size].reshape(target.shape)
+            _kernels.copy_broadcast(source_part(key), part, 1)
+            np.copyto(target, part, casting="unsafe")
+        return out
+    # Cast the source part (a sequential read), then let the kernel move it into place.
+    for key in blocks(shape, dtype.itemsize, BLOCK_BYTES, order):
+        _kernels.copy_broadcast(source_part(key).astype(dtype, order="K"), out[key], 1)
     return out
