@@ -24,8 +24,8 @@ from lazybcast._blocks import blocks
 
 __all__ = ["BLOCK_BYTES", "materialize_cast"]
 
-#: Output bytes per block: the block, its source part and the small buffer fit in a 1 MiB L2.
-BLOCK_BYTES = 256 * 1024
+#: Output bytes per block (measured best between 128 kB and 2 MB on a 1 MiB-L2 Zen 3).
+BLOCK_BYTES = 1024 * 1024
 
 
 def materialize_cast(source, shape, out, threads):

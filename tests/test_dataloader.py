@@ -3,6 +3,7 @@
 NumPy's rows (``np.broadcast_to(source, shape)[i]``) are the reference.
 """
 
+import os
 import pickle
 
 import numpy as np
@@ -225,3 +226,50 @@ def test_torch_dataloader_spawned_workers_unpickle_the_dataset():
     loader = DataLoader(RowDataset(view), batch_size=4, num_workers=2,
                         multiprocessing_context="spawn")
     _loader_matches_numpy(torch, loader, ref, shuffle=False)
+
+
+# -- memory-mapped views in spawned workers -------------------------------------------------
+
+_SPAWN_CHILD = """
+import resource, sys
+import numpy as np, torch, lazybcast
+from torch.utils.data import DataLoader
+
+path, rows, cols, step = sys.argv[1], *map(int, sys.argv[2:])
+view = lazybcast.broadcast_to(np.load(path, mmap_mode="r")[:, None], (rows, 2, cols))
+sample = list(range(0, rows, step))
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+for context in ("spawn", "forkserver"):
+    loader = DataLoader(lazybcast.RowDataset(view), batch_size=64, sampler=sample,
+                        collate_fn=lazybcast.collate, num_workers=1,
+                        multiprocessing_context=context)
+    got = torch.cat(list(loader))
+    assert got.shape == (len(sample), 2, cols), got.shape
+    assert (got == torch.tensor(sample, dtype=torch.float32)[:, None, None]).all(), context
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print((after - before) * 1024)
+"""
+
+
+def test_spawn_and_forkserver_workers_get_a_memmap_view_by_reference(tmp_path):
+    """A 256 MB file behind the dataset: the parent's peak RSS grows by far less than the
+    file while spawn and forkserver workers start (they receive the path, not the bytes).
+    One worker per context: each start imports torch anew (seconds on a loaded CI box)."""
+    _torch()
+    import subprocess
+    import sys
+
+    rows, cols, step = 65536, 1024, 256
+    path = str(tmp_path / "rows.npy")
+    data = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(rows, cols))
+    for i in range(0, rows, step):  # a sparse file: only the sampled rows are written
+        data[i] = i
+    data.flush()
+    del data
+    size = os.path.getsize(path)
+    done = subprocess.run([sys.executable, "-c", _SPAWN_CHILD, path, str(rows), str(cols),
+                           str(step)], capture_output=True, text=True, timeout=300,
+                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert done.returncode == 0, done.stderr
+    growth = int(done.stdout.split()[-1])
+    assert growth < size / 8, (growth, size)  # by value, the pickle alone would be `size`
