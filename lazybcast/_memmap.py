@@ -26,7 +26,7 @@ import os
 
 import numpy as np
 
-__all__ = ["pickle_by_value", "reduce_by_reference"]
+__all__ = ["file_token", "pickle_by_value", "reduce_by_reference"]
 
 _BY_VALUE = contextvars.ContextVar("lazybcast_pickle_by_value", default=False)
 
@@ -101,6 +101,21 @@ def _region(array):
         return None  # not inside this mapping after all: go by value
     return anchor.filename, start + (first - map_lo), anchor.mode
 
+
+
+def file_token(array):
+    """What identifies ``array`` if it lies in a file map (for dask's tokenize): the file's
+    path, size and modification time, the region and the dtype; else None."""
+    region = _region(array)
+    if region is None:
+        return None
+    path, offset, _ = region
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return ("file", path, st.st_size, st.st_mtime_ns, offset, array.dtype.str,
+            array.dtype.descr, tuple(array.shape), tuple(array.strides))
 
 
 def reduce_by_reference(view):

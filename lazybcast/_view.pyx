@@ -405,7 +405,12 @@ cdef class BroadcastView:
 
     def __dask_tokenize__(self):
         from dask.base import tokenize
-        return ("lazybcast.BroadcastView", self.shape, self.mode, tokenize(self._source))
+
+        from lazybcast._memmap import file_token
+        source = file_token(self._source)  # a memory-mapped source: its file, not its bytes
+        if source is None:
+            source = tokenize(self._source)
+        return ("lazybcast.BroadcastView", self.shape, self.mode, source)
 
     def to_dask(self, chunks="auto"):
         """to_dask(chunks="auto")

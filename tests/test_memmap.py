@@ -195,3 +195,17 @@ def test_in_memory_sources_still_go_by_value():
     view = lazybcast.broadcast_to(np.arange(5.0), (3, 5))
     assert _memmap.reduce_by_reference(view) is None
     assert pickle.loads(pickle.dumps(view)).materialize().tolist() == [[0, 1, 2, 3, 4]] * 3
+
+
+def test_dask_graph_and_token_go_by_reference(tmp_path):
+    pytest.importorskip("dask")
+    from dask.base import tokenize
+
+    path = _npy(tmp_path, np.arange(300_000, dtype=np.float32).reshape(3000, 100))
+    view = lazybcast.broadcast_to(np.load(path, mmap_mode="r")[:, None], (3000, 4, 100))
+    x = view.to_dask(chunks=(1000, 4, 100))
+    assert len(pickle.dumps(dict(x.__dask_graph__()))) < 5000  # the file is 1.2 MB
+    assert tokenize(view) == tokenize(pickle.loads(pickle.dumps(view)))  # same file, region
+    assert tokenize(view) != tokenize(lazybcast.broadcast_to(
+        np.load(path, mmap_mode="r")[1:, None], (2999, 4, 100)))
+    np.testing.assert_array_equal(x.compute(), np.broadcast_to(view.source, view.shape))
