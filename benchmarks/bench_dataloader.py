@@ -5,9 +5,15 @@
   ``TensorDataset`` over the same data materialized in memory, and against a plain loop of
   ``tensor[idx]`` over the materialized tensor (no DataLoader at all). ``num_workers`` 0 and 2
   (fork), and 2 spawned workers (startup included: the dataset is pickled to each worker).
+  "floor: empty batches" is the DataLoader alone (batches of uninitialized tensors): with
+  workers, the transfer of each batch to the parent costs more than gathering it.
 * Pickle sizes of the dataset (by reference, and by value inside ``pickle_by_value()``).
 * ``materialize(dtype=np.float32)`` of 64 uint8 HWC images to CHW float32 in one pass, against
   ``materialize().astype(np.float32)`` and NumPy's ``astype(order="C")`` of the transpose.
+
+torch runs on one thread here (``torch.set_num_threads(1)`` for this module): with its default
+of one thread per core, ``tensor[idx]`` on a shared 2-core machine was 20x slower (OpenMP
+threads spinning against other processes), which would flatter every ratio against it.
 
 Needs torch (skipped without it). The smoke run (``--benchmark-disable``) runs each case once
 on a smaller file and skips the spawn cases (seconds of worker startup each).
@@ -26,6 +32,14 @@ torch = pytest.importorskip("torch")
 from torch.utils.data import DataLoader, TensorDataset  # noqa: E402
 
 ROWS, WIDTH, COLS, BATCH = 16384, 4, 256, 256  # a 16 MiB file, a 64 MiB logical view
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +70,28 @@ def _loader(kind, view, tensor, workers, context):
                           collate_fn=lazybcast.collate, **extra)
     if kind == "TensorDataset":
         return DataLoader(TensorDataset(tensor), batch_size=BATCH, shuffle=True, **extra)
+    if kind == "floor: empty batches":
+        return DataLoader(_Empty(view.shape), batch_size=BATCH, shuffle=True,
+                          collate_fn=_identity, **extra)
     raise ValueError(kind)
+
+
+class _Empty:
+    """A dataset whose batches are uninitialized tensors: what the DataLoader machinery alone
+    (sampler, workers, transfer to the parent) costs per epoch."""
+
+    def __init__(self, shape):
+        self.shape = shape
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __getitems__(self, indices):
+        return torch.empty((len(indices),) + tuple(self.shape[1:]))
+
+
+def _identity(batch):
+    return batch
 
 
 def _plain_loop(tensor):
@@ -68,7 +103,8 @@ def _plain_loop(tensor):
 
 @pytest.mark.parametrize("workers, context", [(0, None), (2, "fork"), (2, "spawn")],
                          ids=["0 workers", "2 workers fork", "2 workers spawn"])
-@pytest.mark.parametrize("kind", ["RowDataset+collate", "TensorDataset", "tensor[idx] loop"])
+@pytest.mark.parametrize("kind", ["RowDataset+collate", "TensorDataset", "tensor[idx] loop",
+                                  "floor: empty batches"])
 def test_dataloader_epoch(benchmark, smoke, data, kind, workers, context):
     view, tensor, _ = data
     if context == "spawn" and smoke:
