@@ -19,6 +19,7 @@ Needs torch (skipped without it). The smoke run (``--benchmark-disable``) runs e
 on a smaller file and skips the spawn cases (seconds of worker startup each).
 """
 
+import functools
 import os
 import pickle
 import time
@@ -156,11 +157,16 @@ _CASTS = {
 }
 
 
+@functools.cache
+def _expected_cast():
+    return _HWC.transpose(0, 3, 1, 2).astype(np.float32)
+
+
 @pytest.mark.parametrize("impl", list(_CASTS))
 def test_cast_in_copy(benchmark, note, smoke, impl):
     benchmark.group = "64 HWC uint8 images -> CHW float32 (38.5 MB)"
     result = benchmark(_CASTS[impl])
-    expected = _HWC.transpose(0, 3, 1, 2).astype(np.float32)
+    expected = _expected_cast()
     np.testing.assert_array_equal(_OUT if result is None else result, expected)
     if impl == "materialize(out=, dtype=)":
         rounds = 3 if smoke else 15

@@ -200,7 +200,11 @@ def _row_indices(indices):
             except TypeError:
                 raise TypeError(f"RowDataset indices must be integers, got "
                                 f"{idx.dtype} {indices!r}") from None
-            return np.array(flat, dtype=np.intp).reshape(-1)
+            try:
+                return np.array(flat, dtype=np.intp).reshape(-1)
+            except OverflowError:
+                raise IndexError(f"index {max(flat, key=abs)} is out of bounds for axis 0 "
+                                 f"(it does not fit an intp)") from None
         if idx.size:
             raise TypeError(f"RowDataset indices must be integers, got {idx.dtype} {indices!r}")
         idx = idx.astype(np.intp)
@@ -278,8 +282,9 @@ class RowDataset:
 
 def collate(batch):
     """A ``DataLoader`` ``collate_fn`` for :class:`RowDataset`: a batch that is one ndarray
-    becomes a tensor sharing its memory (``torch.from_numpy``, no per-row step); anything
-    else goes to torch's ``default_collate``.
+    becomes a tensor sharing its memory (``torch.from_numpy``, no per-row step; a read-only or
+    byte-swapped array is copied once first); anything else (and dtypes torch has no tensor
+    type for) goes to torch's ``default_collate``.
 
     Examples
     --------
@@ -293,7 +298,9 @@ def collate(batch):
     import torch
     from torch.utils.data import default_collate
 
-    if type(batch) is np.ndarray and batch.flags.writeable and batch.dtype.isnative:
+    if type(batch) is np.ndarray:
+        if not (batch.flags.writeable and batch.dtype.isnative):
+            batch = batch.astype(batch.dtype.newbyteorder("="))  # one copy torch can own
         try:
             return torch.from_numpy(batch)
         except TypeError:  # a dtype torch has no tensor type for

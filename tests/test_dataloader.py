@@ -86,13 +86,20 @@ def test_getitems_takes_integer_sequences(indices):
     np.testing.assert_array_equal(ds.__getitems__(indices), ref[flat])
 
 
-@pytest.mark.parametrize("i", [SHAPE[0], -SHAPE[0] - 1, 10**12])
+@pytest.mark.parametrize("i", [SHAPE[0], -SHAPE[0] - 1, 10**12, 2**70, -2**70])
 def test_out_of_range_is_index_error(i):
     ds = _dataset()
     with pytest.raises(IndexError):
         ds[i]
     with pytest.raises(IndexError):
         ds.__getitems__([0, i])
+
+
+def test_huge_unsigned_indices_are_index_errors():
+    with pytest.raises(IndexError):
+        _dataset()[np.uint64(2**63 + 5)]
+    with pytest.raises(IndexError):
+        _dataset().__getitems__(np.array([1, 2**63 + 5], dtype=np.uint64))
 
 
 @pytest.mark.parametrize("i", [1.0, "1", None, True, np.True_, np.array(True), slice(0, 2), [0],
@@ -226,6 +233,57 @@ def test_torch_dataloader_spawned_workers_unpickle_the_dataset():
     loader = DataLoader(RowDataset(view), batch_size=4, num_workers=2,
                         multiprocessing_context="spawn")
     _loader_matches_numpy(torch, loader, ref, shuffle=False)
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_collate_turns_the_gathered_batch_into_a_tensor(workers):
+    torch = _torch()
+    from torch.utils.data import DataLoader
+
+    view, ref = _distinct_rows()
+    loader = DataLoader(CountingDataset(view), batch_size=4, shuffle=True, num_workers=workers,
+                        collate_fn=lazybcast.collate, generator=torch.Generator().manual_seed(1))
+    _loader_matches_numpy(torch, loader, ref, shuffle=True)
+
+
+def test_collate_shares_memory_and_falls_back():
+    torch = _torch()
+    batch = _dataset().__getitems__([1, 2, 3])
+    tensor = lazybcast.collate(batch)
+    assert tensor.data_ptr() == batch.ctypes.data  # no copy
+    rows = [np.ones(2), np.zeros(2)]  # anything else: torch's default_collate
+    assert lazybcast.collate(rows).tolist() == [[1.0, 1.0], [0.0, 0.0]]
+    readonly = np.ones(3)
+    readonly.flags.writeable = False  # torch warns on read-only memory: default path copies
+    assert lazybcast.collate(readonly).tolist() == [1.0, 1.0, 1.0]
+
+
+def test_subset_with_tensor_indices():
+    torch = _torch()
+    from torch.utils.data import DataLoader, Subset
+
+    view, ref = _distinct_rows()
+    subset = Subset(RowDataset(view), torch.arange(10, 20))
+    np.testing.assert_array_equal(subset[0], ref[10])
+    np.testing.assert_array_equal(subset.__getitems__([0, 9]), ref[[10, 19]])
+    batches = DataLoader(subset, batch_size=4, collate_fn=lazybcast.collate)
+    np.testing.assert_array_equal(torch.cat(list(batches)).numpy(), ref[10:20])
+
+
+def test_samplers_yielding_tensors():
+    torch = _torch()
+    from torch.utils.data import DataLoader
+
+    view, ref = _distinct_rows()
+    order = torch.randperm(SHAPE[0], generator=torch.Generator().manual_seed(2))
+    # a batch sampler yielding index tensors, and a sampler yielding 0-d tensors
+    by_batch = DataLoader(RowDataset(view), batch_sampler=list(order.split(5)),
+                          collate_fn=lazybcast.collate)
+    by_item = DataLoader(RowDataset(view), batch_size=5, sampler=list(order),
+                         collate_fn=lazybcast.collate)
+    for loader in (by_batch, by_item):
+        np.testing.assert_array_equal(torch.cat(list(loader)).numpy(), ref[order.numpy()])
+    assert RowDataset(view)[torch.tensor(3)].tolist() == ref[3].tolist()
 
 
 # -- memory-mapped views in spawned workers -------------------------------------------------
