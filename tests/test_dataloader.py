@@ -230,7 +230,8 @@ def test_torch_dataloader_spawned_workers_unpickle_the_dataset():
     from torch.utils.data import DataLoader
 
     view, ref = _distinct_rows()
-    loader = DataLoader(RowDataset(view), batch_size=4, num_workers=2,
+    # one worker: each spawned start imports torch anew (seconds on a loaded CI machine)
+    loader = DataLoader(RowDataset(view), batch_size=4, num_workers=1,
                         multiprocessing_context="spawn")
     _loader_matches_numpy(torch, loader, ref, shuffle=False)
 
