@@ -89,7 +89,10 @@ def _region(array):
     anchor = _anchor(array)
     if anchor is None or not isinstance(anchor.filename, str) or anchor.mode == "c":
         return None
-    mm = anchor.base
+    try:
+        length = len(anchor.base)
+    except ValueError:  # the map was closed under the array
+        return None
     # The map starts at file offset `start` (the memmap's offset rounded down to the
     # allocation granularity, as np.memmap maps it); the anchor's data sits `offset - start`
     # bytes in.
@@ -97,7 +100,7 @@ def _region(array):
     map_lo = anchor.ctypes.data - (anchor.offset - start)
     first = array.ctypes.data
     lo, hi = _extent(array.shape, array.strides, array.dtype.itemsize)
-    if first + lo < map_lo or first + hi > map_lo + len(mm):
+    if first + lo < map_lo or first + hi > map_lo + length:
         return None  # not inside this mapping after all: go by value
     return anchor.filename, start + (first - map_lo), anchor.mode
 
