@@ -366,9 +366,9 @@ cdef class BroadcastView:
             (an ndarray, or any object exposing DLPack or the buffer protocol), or a ring of
             several: batch ``i`` is written into ``out[i % len(out)]`` (the last, shorter one
             into a leading slice), and ``out[k][:n]`` is yielded (the caller's type: a
-            tensor for a tensor). Nothing is allocated
-            per batch; batch ``i`` stays valid until batch ``i + len(out) - prefetch`` is
-            requested (with one buffer: until the next one).
+            tensor for a tensor). Nothing is allocated per batch; batch ``i`` stays valid
+            until batch ``i + len(out) - prefetch`` is requested (with one buffer: until the
+            next one).
         drop_last : bool
             Skip a last batch shorter than ``batch_size``.
         prefetch : int
