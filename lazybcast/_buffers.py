@@ -50,6 +50,23 @@ def as_writeable_array(out, name="out"):
             raise ValueError(f"{name} is read-only ({type(out).__name__}); pass a writeable "
                              f"array")
         array = np.asarray(view)
+    if not array.flags.writeable and not isinstance(out, np.ndarray):
+        array = _writeable_alias(out, array)
     if not array.flags.writeable:
         raise ValueError(f"{name} is read-only ({type(out).__name__}); pass a writeable array")
     return array
+
+
+def _writeable_alias(out, array):
+    """Some DLPack importers (NumPy before 2.1) mark every import read-only; ``__array__``
+    may give a writeable ndarray over the very same memory (``torch.Tensor.numpy()``)."""
+    if not hasattr(out, "__array__"):
+        return array
+    try:
+        alias = np.asarray(out)
+    except Exception:  # noqa: BLE001 - no better view of it: keep the read-only one
+        return array
+    same = (alias.__array_interface__["data"][0] == array.__array_interface__["data"][0]
+            and alias.shape == array.shape and alias.strides == array.strides
+            and alias.dtype == array.dtype)
+    return alias if same and alias.flags.writeable else array
