@@ -15,7 +15,8 @@ from pkgutil import extend_path as _extend_path
 __path__ = _extend_path(__path__, __name__)
 
 from lazybcast._api import broadcast, broadcast_arrays, broadcast_shapes, broadcast_to
-from lazybcast._batches import RowDataset
+from lazybcast._batches import RowDataset, collate
+from lazybcast._memmap import pickle_by_value
 from lazybcast._version import __version__
 from lazybcast._view import BroadcastView
 
@@ -27,4 +28,6 @@ __all__ = [
     "broadcast_arrays",
     "broadcast_shapes",
     "broadcast_to",
+    "collate",
+    "pickle_by_value",
 ]

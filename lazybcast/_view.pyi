@@ -3,12 +3,14 @@
 # visible from Python and are not listed. Checked against the build by tests/test_stubs.py.
 
 from collections.abc import Callable, Iterator
-from typing import Any, Final, NoReturn
+from typing import Any, Final, NoReturn, TypeVar, overload
 
 import numpy as np
 from typing_extensions import disjoint_base
 
 MODES: Final[tuple[str, ...]]
+
+_Out = TypeVar("_Out")
 
 def _format_bytes(n: float) -> str: ...
 
@@ -50,9 +52,23 @@ class BroadcastView:
     @property
     def T(self) -> NoReturn: ...  # always raises AttributeError
     def __len__(self) -> int: ...
+    # out: an ndarray or any writeable DLPack / buffer-protocol object; returned as given
+    @overload
     def materialize(
-        self, out: np.ndarray[Any, Any] | None = None, *, threads: int | None = None
+        self,
+        out: None = None,
+        *,
+        dtype: np.typing.DTypeLike | None = None,
+        threads: int | None = None,
     ) -> np.ndarray[Any, Any]: ...
+    @overload
+    def materialize(
+        self,
+        out: _Out,
+        *,
+        dtype: np.typing.DTypeLike | None = None,
+        threads: int | None = None,
+    ) -> _Out: ...
     def __array__(
         self, dtype: np.typing.DTypeLike | None = None, copy: bool | None = None
     ) -> np.ndarray[Any, Any]: ...
@@ -65,10 +81,10 @@ class BroadcastView:
         self,
         batch_size: int,
         *,
-        out: np.ndarray[Any, Any] | None = None,
+        out: Any = None,  # a buffer, or a list/tuple of buffers (a ring)
         drop_last: bool = False,
         prefetch: int = 0,
-    ) -> Iterator[np.ndarray[Any, Any]]: ...
+    ) -> Iterator[Any]: ...  # ndarrays, or slices of the caller's buffers
     def __reduce__(self) -> tuple[Callable[..., BroadcastView], tuple[Any, ...]]: ...
     def __dask_tokenize__(self) -> tuple[Any, ...]: ...
     # dask.array.Array (typed as Any so that type checking does not need dask installed)

@@ -206,16 +206,20 @@ cdef class BroadcastView:
 
     # -- materializing ----------------------------------------------------------------------
 
-    def materialize(self, out=None, *, threads=None):
-        """materialize(out=None, *, threads=None)
+    def materialize(self, out=None, *, dtype=None, threads=None):
+        """materialize(out=None, *, dtype=None, threads=None)
 
         Copy the view's values into a new C-contiguous array, or into ``out``.
 
         Parameters
         ----------
-        out : ndarray, optional
-            A writeable array of exactly the view's shape and dtype, in any layout. It may
-            overlap the source.
+        out : array, optional
+            A writeable array of exactly the view's shape and dtype (``dtype`` if given), in
+            any layout: an ndarray, or any object exposing DLPack or the buffer protocol (a
+            pinned ``torch`` tensor, a ``memoryview``...). It may overlap the source.
+        dtype : dtype, optional
+            Cast to this dtype in the copy pass (as ``astype``, ``unsafe`` casting), block by
+            block in cache: no full-size intermediate.
         threads : int, optional
             Threads to split a large copy across (the GIL is released). ``None`` picks two
             threads for outputs of two 4 MiB blocks or more (8 MiB) on a machine with two
@@ -223,8 +227,8 @@ cdef class BroadcastView:
 
         Returns
         -------
-        ndarray
-            ``out`` if given, else a new C-contiguous, writeable array.
+        array
+            ``out`` itself if given, else a new C-contiguous, writeable ndarray.
 
         Examples
         --------
@@ -235,14 +239,34 @@ cdef class BroadcastView:
         array([[[1, 2]],
         <BLANKLINE>
                [[1, 2]]], dtype=int8)
+        >>> hwc = np.arange(12, dtype=np.uint8).reshape(2, 2, 3)
+        >>> chw = lazybcast.broadcast_to(hwc.transpose(2, 0, 1), (3, 2, 2))
+        >>> chw.materialize(dtype=np.float32)[2]
+        array([[ 2.,  5.],
+               [ 8., 11.]], dtype=float32)
         """
         cdef cnp.ndarray source = self._source
         cdef cnp.ndarray result
+        caller = out
         threads_for(0, threads)  # validated here too: some dtypes skip the kernel
+        if out is not None and not cnp.PyArray_Check(out):
+            from lazybcast._buffers import as_writeable_array
+            out = as_writeable_array(out)
+        if dtype is not None:
+            dtype = np.dtype(dtype)
+            if dtype != source.dtype:
+                from lazybcast._cast import materialize_cast
+                if out is None:
+                    result = np.empty(self.shape, dtype=dtype)
+                else:
+                    self._check_out(out, dtype)
+                    result = <cnp.ndarray>out
+                materialize_cast(source, self.shape, result, threads)
+                return result if caller is None else caller
         if out is None:
             result = self._empty()
         else:
-            self._check_out(out)
+            self._check_out(out, source.dtype)
             result = <cnp.ndarray>out
             if may_overlap(result, source):
                 source = source.copy()
@@ -252,7 +276,7 @@ cdef class BroadcastView:
             np.copyto(result, np.broadcast_to(source, self.shape))
         else:
             copy_into(source, result, threads)
-        return result
+        return result if caller is None else caller
 
     cdef cnp.ndarray _empty(self):
         cdef cnp.ndarray source = self._source
@@ -265,7 +289,7 @@ cdef class BroadcastView:
         return <cnp.ndarray>lzb_new_from_descr(&lzb_ndarray_type, descr, ndim, dims, NULL, NULL,
                                                0, NULL)
 
-    cdef int _check_out(self, out) except -1:
+    cdef int _check_out(self, out, cnp.dtype dtype) except -1:
         cdef cnp.ndarray o
         cdef int d
         if not cnp.PyArray_Check(out):
@@ -277,10 +301,9 @@ cdef class BroadcastView:
             if cnp.PyArray_DIMS(o)[d] != <cnp.npy_intp>self.shape[d]:
                 raise ValueError(
                     f"out has shape {out.shape}; it must be the view's shape {self.shape}")
-        if not lzb_equiv_types(cnp.PyArray_DESCR(o), cnp.PyArray_DESCR(self._source)):
-            raise TypeError(
-                f"out has dtype {out.dtype}; it must be the view's dtype {self._source.dtype}"
-            )
+        if not lzb_equiv_types(cnp.PyArray_DESCR(o), <cnp.PyArray_Descr*>dtype):
+            what = "the view's dtype" if dtype is self._source.dtype else "dtype="
+            raise TypeError(f"out has dtype {out.dtype}; it must be {what} {dtype}")
         if not cnp.PyArray_ISWRITEABLE(o):
             raise ValueError("out is read-only; pass a writeable array")
         return 0
@@ -462,15 +485,20 @@ cdef class BroadcastView:
         ----------
         batch_size : int
             Rows per batch (>= 1). The last batch may be shorter.
-        out : ndarray, optional
-            A writeable buffer of shape ``(batch_size,) + view.shape[1:]`` and the view's dtype;
-            every batch is written into it (the last, shorter one into a leading slice), so
-            each yielded array is only valid until the next one is requested.
+        out : array or list of arrays, optional
+            A writeable buffer of shape ``(batch_size,) + view.shape[1:]`` and the view's dtype
+            (an ndarray, or any object exposing DLPack or the buffer protocol), or a ring of
+            several: batch ``i`` is written into ``out[i % len(out)]`` (the last, shorter one
+            into a leading slice), and ``out[k][:n]`` is yielded (the caller's type: a
+            tensor for a tensor). Nothing is allocated per batch; batch ``i`` stays valid
+            until batch ``i + len(out) - prefetch`` is requested (with one buffer: until the
+            next one).
         drop_last : bool
             Skip a last batch shorter than ``batch_size``.
         prefetch : int
-            Materialize up to this many batches ahead on a background thread (not with
-            ``out=``, which has room for one batch only).
+            Materialize up to this many batches ahead on a background thread, from 0 to
+            ``MAX_PREFETCH`` (32), and below ``len(out)`` with a ring. Ctrl-C or closing the
+            generator stops the background copy at its next kernel block (4 MiB).
 
         Examples
         --------
@@ -485,6 +513,11 @@ cdef class BroadcastView:
     # -- pickling and dask --------------------------------------------------------------------
 
     def __reduce__(self):
+        # A source in a memory-mapped file travels as its path and region (lazybcast._memmap).
+        from lazybcast._memmap import reduce_by_reference
+        by_reference = reduce_by_reference(self)
+        if by_reference is not None:
+            return by_reference
         base = None if self.base is self._source else self.base
         if base is not None and base.size != self._source.size:
             base = None  # a sliced view: the compact source is all that travels
@@ -496,7 +529,12 @@ cdef class BroadcastView:
 
     def __dask_tokenize__(self):
         from dask.base import tokenize
-        return ("lazybcast.BroadcastView", self.shape, self.mode, tokenize(self._source))
+
+        from lazybcast._memmap import file_token
+        source = file_token(self._source)  # a memory-mapped source: its file, not its bytes
+        if source is None:
+            source = tokenize(self._source)
+        return ("lazybcast.BroadcastView", self.shape, self.mode, source)
 
     def to_dask(self, chunks="auto"):
         """to_dask(chunks="auto")

@@ -3,6 +3,7 @@
 NumPy's rows (``np.broadcast_to(source, shape)[i]``) are the reference.
 """
 
+import os
 import pickle
 
 import numpy as np
@@ -43,25 +44,49 @@ def test_len_and_getitem():
 
 
 @given(st.lists(st.integers(-SHAPE[0], SHAPE[0] - 1), max_size=10))
-def test_getitems_is_the_list_of_rows(indices):
+def test_getitems_is_one_gathered_array(indices):
     ds, ref = _dataset(), _reference()
-    rows = ds.__getitems__(indices)
-    assert type(rows) is list and len(rows) == len(indices)
-    for row, i in zip(rows, indices):
-        assert type(row) is np.ndarray and row.flags.writeable
-        np.testing.assert_array_equal(row, ref[i])
-        assert not np.shares_memory(row, ds.view.source)
+    batch = ds.__getitems__(indices)
+    assert type(batch) is np.ndarray and batch.flags.c_contiguous and batch.flags.writeable
+    assert batch.shape == (len(indices),) + SHAPE[1:] and batch.dtype == ref.dtype
+    np.testing.assert_array_equal(batch, ref[np.asarray(indices, dtype=np.intp)])
+    assert not np.shares_memory(batch, ds.view.source)
 
 
-def test_getitems_of_a_1d_view_gives_numpy_scalars():
+def test_getitems_of_a_1d_view_gives_a_1d_array():
     source = np.array([1.5, 2.5], dtype=np.float32)
     ds = RowDataset(lazybcast.broadcast_to(source, (2,)))
-    assert [type(x) for x in ds.__getitems__([1, 0])] == [np.float32, np.float32]
-    assert ds.__getitems__([1, 0]) == [np.float32(2.5), np.float32(1.5)]
+    batch = ds.__getitems__([1, 0])
+    assert batch.dtype == np.float32 and batch.tolist() == [2.5, 1.5]
     assert type(ds[1]) is np.float32
 
 
-@pytest.mark.parametrize("i", [SHAPE[0], -SHAPE[0] - 1, 10**12])
+class Index:
+    def __init__(self, i):
+        self.i = i
+
+    def __index__(self):
+        return self.i
+
+
+@pytest.mark.parametrize("i", [np.int8(3), np.uint64(3), np.array(3), np.array(-2, np.int16),
+                               Index(3), Index(-1)], ids=repr)
+def test_getitem_takes_every_integer_numpy_takes(i):
+    ds, ref = _dataset(), _reference()
+    np.testing.assert_array_equal(ds[i], ref[i])
+
+
+@pytest.mark.parametrize("indices", [
+    np.array([[1, 2], [3, -1]]), np.array([3, 1], dtype=np.uint8), (1, 2), range(3),
+    [np.int64(1), np.array(2), Index(-1)], np.arange(10)[::-3],
+], ids=repr)
+def test_getitems_takes_integer_sequences(indices):
+    ds, ref = _dataset(), _reference()
+    flat = np.array([int(i) for i in np.asarray(indices, dtype=object).reshape(-1)])
+    np.testing.assert_array_equal(ds.__getitems__(indices), ref[flat])
+
+
+@pytest.mark.parametrize("i", [SHAPE[0], -SHAPE[0] - 1, 10**12, 2**70, -2**70])
 def test_out_of_range_is_index_error(i):
     ds = _dataset()
     with pytest.raises(IndexError):
@@ -70,13 +95,21 @@ def test_out_of_range_is_index_error(i):
         ds.__getitems__([0, i])
 
 
-@pytest.mark.parametrize("i", [1.0, "1", None, True, slice(0, 2), [0]])
+def test_huge_unsigned_indices_are_index_errors():
+    with pytest.raises(IndexError):
+        _dataset()[np.uint64(2**63 + 5)]
+    with pytest.raises(IndexError):
+        _dataset().__getitems__(np.array([1, 2**63 + 5], dtype=np.uint64))
+
+
+@pytest.mark.parametrize("i", [1.0, "1", None, True, np.True_, np.array(True), slice(0, 2), [0],
+                               np.array([1]), np.float64(1.0)], ids=repr)
 def test_getitem_needs_an_int(i):
     with pytest.raises(TypeError):
         _dataset()[i]
 
 
-@pytest.mark.parametrize("indices", [[0.0, 1.0], ["1"], [True, False]])
+@pytest.mark.parametrize("indices", [[0.0, 1.0], ["1"], [True, False], [Index(1), 1.5], None])
 def test_getitems_needs_ints(indices):
     with pytest.raises(TypeError):
         _dataset().__getitems__(indices)
@@ -98,6 +131,32 @@ def test_pickle_is_compact_and_round_trips():
     back = pickle.loads(blob)
     assert type(back) is RowDataset and len(back) == 10**9
     np.testing.assert_array_equal(back[123456789], source)
+
+
+class Impostor:
+    shape = (3, 2)
+
+
+@pytest.mark.parametrize("state", [{"view": np.ones((3, 2))}, {"view": Impostor()}, {},
+                                   {"view": lazybcast.broadcast_to(1.0, ())}, ["view"], 7])
+def test_unpickling_validates_the_view(state):
+    """A crafted pickle (copyreg's reconstructor then __setstate__) gets the constructor's
+    checks."""
+    import copyreg
+
+    class Crafted:
+        def __reduce__(self):
+            return (copyreg._reconstructor, (RowDataset, object, None), state)
+
+    with pytest.raises((TypeError, ValueError), match="view|state"):
+        pickle.loads(pickle.dumps(Crafted()))
+
+
+def test_subclass_state_round_trips():
+    ds = CountingDataset(_dataset().view)
+    ds.extra = 5
+    back = pickle.loads(pickle.dumps(ds))
+    assert type(back) is CountingDataset and back.extra == 5 and len(back) == SHAPE[0]
 
 
 # -- PyTorch's DataLoader ------------------------------------------------------------------
@@ -171,6 +230,105 @@ def test_torch_dataloader_spawned_workers_unpickle_the_dataset():
     from torch.utils.data import DataLoader
 
     view, ref = _distinct_rows()
-    loader = DataLoader(RowDataset(view), batch_size=4, num_workers=2,
+    # one worker: each spawned start imports torch anew (seconds on a loaded CI machine)
+    loader = DataLoader(RowDataset(view), batch_size=4, num_workers=1,
                         multiprocessing_context="spawn")
     _loader_matches_numpy(torch, loader, ref, shuffle=False)
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_collate_turns_the_gathered_batch_into_a_tensor(workers):
+    torch = _torch()
+    from torch.utils.data import DataLoader
+
+    view, ref = _distinct_rows()
+    loader = DataLoader(CountingDataset(view), batch_size=4, shuffle=True, num_workers=workers,
+                        collate_fn=lazybcast.collate, generator=torch.Generator().manual_seed(1))
+    _loader_matches_numpy(torch, loader, ref, shuffle=True)
+
+
+def test_collate_shares_memory_and_falls_back():
+    torch = _torch()
+    batch = _dataset().__getitems__([1, 2, 3])
+    tensor = lazybcast.collate(batch)
+    assert tensor.data_ptr() == batch.ctypes.data  # no copy
+    rows = [np.ones(2), np.zeros(2)]  # anything else: torch's default_collate
+    assert lazybcast.collate(rows).tolist() == [[1.0, 1.0], [0.0, 0.0]]
+    readonly = np.ones(3)
+    readonly.flags.writeable = False  # torch warns on read-only memory: default path copies
+    assert lazybcast.collate(readonly).tolist() == [1.0, 1.0, 1.0]
+
+
+def test_subset_with_tensor_indices():
+    torch = _torch()
+    from torch.utils.data import DataLoader, Subset
+
+    view, ref = _distinct_rows()
+    subset = Subset(RowDataset(view), torch.arange(10, 20))
+    np.testing.assert_array_equal(subset[0], ref[10])
+    np.testing.assert_array_equal(subset.__getitems__([0, 9]), ref[[10, 19]])
+    batches = DataLoader(subset, batch_size=4, collate_fn=lazybcast.collate)
+    np.testing.assert_array_equal(torch.cat(list(batches)).numpy(), ref[10:20])
+
+
+def test_samplers_yielding_tensors():
+    torch = _torch()
+    from torch.utils.data import DataLoader
+
+    view, ref = _distinct_rows()
+    order = torch.randperm(SHAPE[0], generator=torch.Generator().manual_seed(2))
+    # a batch sampler yielding index tensors, and a sampler yielding 0-d tensors
+    by_batch = DataLoader(RowDataset(view), batch_sampler=list(order.split(5)),
+                          collate_fn=lazybcast.collate)
+    by_item = DataLoader(RowDataset(view), batch_size=5, sampler=list(order),
+                         collate_fn=lazybcast.collate)
+    for loader in (by_batch, by_item):
+        np.testing.assert_array_equal(torch.cat(list(loader)).numpy(), ref[order.numpy()])
+    assert RowDataset(view)[torch.tensor(3)].tolist() == ref[3].tolist()
+
+
+# -- memory-mapped views in spawned workers -------------------------------------------------
+
+_SPAWN_CHILD = """
+import resource, sys
+import numpy as np, torch, lazybcast
+from torch.utils.data import DataLoader
+
+path, rows, cols, step = sys.argv[1], *map(int, sys.argv[2:])
+view = lazybcast.broadcast_to(np.load(path, mmap_mode="r")[:, None], (rows, 2, cols))
+sample = list(range(0, rows, step))
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+for context in ("spawn", "forkserver"):
+    loader = DataLoader(lazybcast.RowDataset(view), batch_size=64, sampler=sample,
+                        collate_fn=lazybcast.collate, num_workers=1,
+                        multiprocessing_context=context)
+    got = torch.cat(list(loader))
+    assert got.shape == (len(sample), 2, cols), got.shape
+    assert (got == torch.tensor(sample, dtype=torch.float32)[:, None, None]).all(), context
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print((after - before) * 1024)
+"""
+
+
+def test_spawn_and_forkserver_workers_get_a_memmap_view_by_reference(tmp_path):
+    """A 256 MB file behind the dataset: the parent's peak RSS grows by far less than the
+    file while spawn and forkserver workers start (they receive the path, not the bytes).
+    One worker per context: each start imports torch anew (seconds on a loaded CI box)."""
+    _torch()
+    import subprocess
+    import sys
+
+    rows, cols, step = 65536, 1024, 256
+    path = str(tmp_path / "rows.npy")
+    data = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(rows, cols))
+    for i in range(0, rows, step):  # a sparse file: only the sampled rows are written
+        data[i] = i
+    data.flush()
+    del data
+    size = os.path.getsize(path)
+    done = subprocess.run([sys.executable, "-c", _SPAWN_CHILD, path, str(rows), str(cols),
+                           str(step)], capture_output=True, text=True, timeout=300,
+                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert done.returncode == 0, done.stderr
+    growth = int(done.stdout.split()[-1])
+    assert growth < size / 8, (growth, size)  # by value, the pickle alone would be `size`

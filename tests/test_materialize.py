@@ -101,10 +101,10 @@ def test_out_wrong_dtype(dtype):
 
 
 @pytest.mark.parametrize(
-    "out", [[[0.0] * 3] * 2, 0.0, "out", np.zeros((2, 3)).tolist(), memoryview(np.zeros((2, 3)))],
-    ids=["nested-list", "float", "str", "tolist", "memoryview"],
+    "out", [[[0.0] * 3] * 2, 0.0, "out", np.zeros((2, 3)).tolist()],
+    ids=["nested-list", "float", "str", "tolist"],
 )
-def test_out_not_an_ndarray(out):
+def test_out_not_an_array(out):  # (buffer-protocol and DLPack objects: tests/test_batches_out.py)
     v = lazybcast.broadcast_to(np.arange(3.0), (2, 3))
     with pytest.raises(TypeError, match="out"):
         v.materialize(out=out)
