@@ -34,6 +34,23 @@ _EMPTY = np.empty(0, dtype=np.uint8)
 _EMPTY.flags.writeable = False
 
 
+#: NumPy's "argument not given" marker (the reductions' ``initial=``, ``mean=``, ...).
+_NoValue = np._NoValue
+
+#: The duck-array modules, imported on first use (they import this module).
+cdef list _duck_modules = [None, None, None, None]
+
+
+cdef object _mod(int i):
+    """1: lazybcast._ufuncs, 2: lazybcast._reductions, 3: lazybcast._functions."""
+    m = _duck_modules[i]
+    if m is None:
+        import importlib
+        m = _duck_modules[i] = importlib.import_module(
+            ("", "lazybcast._ufuncs", "lazybcast._reductions", "lazybcast._functions")[i])
+    return m
+
+
 def _format_bytes(n):
     for unit in ("B", "kB", "MB", "GB", "TB", "PB", "EB"):
         if n < 1000 or unit == "EB":
@@ -284,6 +301,96 @@ cdef class BroadcastView:
 
     cdef BroadcastView _with_source(self, cnp.ndarray source):
         return BroadcastView._wrap(source, self.shape, self.base, self.mode)
+
+    # -- as a NumPy duck array: thin delegations (the logic is in _ufuncs, _reductions and
+    # _functions; a cdef class cannot inherit NDArrayOperatorsMixin, so the operators are here)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return _mod(1).array_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        return _mod(3).array_function(func, types, args, kwargs)
+
+    def __add__(self, other): return _mod(1).binary(np.add, self, other)
+    def __radd__(self, other): return _mod(1).binary(np.add, other, self)
+    def __sub__(self, other): return _mod(1).binary(np.subtract, self, other)
+    def __rsub__(self, other): return _mod(1).binary(np.subtract, other, self)
+    def __mul__(self, other): return _mod(1).binary(np.multiply, self, other)
+    def __rmul__(self, other): return _mod(1).binary(np.multiply, other, self)
+    def __truediv__(self, other): return _mod(1).binary(np.true_divide, self, other)
+    def __rtruediv__(self, other): return _mod(1).binary(np.true_divide, other, self)
+    def __floordiv__(self, other): return _mod(1).binary(np.floor_divide, self, other)
+    def __rfloordiv__(self, other): return _mod(1).binary(np.floor_divide, other, self)
+    def __mod__(self, other): return _mod(1).binary(np.remainder, self, other)
+    def __rmod__(self, other): return _mod(1).binary(np.remainder, other, self)
+    def __divmod__(self, other): return _mod(1).binary(np.divmod, self, other)
+    def __rdivmod__(self, other): return _mod(1).binary(np.divmod, other, self)
+    def __pow__(self, other, mod=None): return _mod(1).binary(np.power, self, other)
+    def __rpow__(self, other, mod=None): return _mod(1).binary(np.power, other, self)
+    def __matmul__(self, other): return _mod(1).binary(np.matmul, self, other)
+    def __rmatmul__(self, other): return _mod(1).binary(np.matmul, other, self)
+    def __lshift__(self, other): return _mod(1).binary(np.left_shift, self, other)
+    def __rlshift__(self, other): return _mod(1).binary(np.left_shift, other, self)
+    def __rshift__(self, other): return _mod(1).binary(np.right_shift, self, other)
+    def __rrshift__(self, other): return _mod(1).binary(np.right_shift, other, self)
+    def __and__(self, other): return _mod(1).binary(np.bitwise_and, self, other)
+    def __rand__(self, other): return _mod(1).binary(np.bitwise_and, other, self)
+    def __or__(self, other): return _mod(1).binary(np.bitwise_or, self, other)
+    def __ror__(self, other): return _mod(1).binary(np.bitwise_or, other, self)
+    def __xor__(self, other): return _mod(1).binary(np.bitwise_xor, self, other)
+    def __rxor__(self, other): return _mod(1).binary(np.bitwise_xor, other, self)
+    def __lt__(self, other): return _mod(1).binary(np.less, self, other)
+    def __le__(self, other): return _mod(1).binary(np.less_equal, self, other)
+    def __gt__(self, other): return _mod(1).binary(np.greater, self, other)
+    def __ge__(self, other): return _mod(1).binary(np.greater_equal, self, other)
+    def __eq__(self, other): return _mod(1).equality(np.equal, self, other)
+    def __ne__(self, other): return _mod(1).equality(np.not_equal, self, other)
+    def __neg__(self): return np.negative(self)
+    def __pos__(self): return np.positive(self)
+    def __abs__(self): return np.absolute(self)
+    def __invert__(self): return np.invert(self)
+
+    __hash__ = None  # elementwise ==, as ndarray
+
+    # Reductions at source cost (lazybcast._reductions); NumPy's signatures.
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,
+            where=True):
+        return _mod(2).sum(self, axis, dtype, out, keepdims, initial, where)
+
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,
+             where=True):
+        return _mod(2).prod(self, axis, dtype, out, keepdims, initial, where)
+
+    def min(self, axis=None, out=None, keepdims=False, initial=_NoValue, where=True):
+        return _mod(2).min(self, axis, out, keepdims, initial, where)
+
+    def max(self, axis=None, out=None, keepdims=False, initial=_NoValue, where=True):
+        return _mod(2).max(self, axis, out, keepdims, initial, where)
+
+    def any(self, axis=None, out=None, keepdims=False, *, where=True):
+        return _mod(2).any(self, axis, out, keepdims, where=where)
+
+    def all(self, axis=None, out=None, keepdims=False, *, where=True):
+        return _mod(2).all(self, axis, out, keepdims, where=where)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+        return _mod(2).mean(self, axis, dtype, out, keepdims, where=where)
+
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+            mean=_NoValue, correction=_NoValue):
+        return _mod(2).var(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
+                           correction=correction)
+
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+            mean=_NoValue, correction=_NoValue):
+        return _mod(2).std(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
+                           correction=correction)
+
+    def argmin(self, axis=None, out=None, *, keepdims=False):
+        return _mod(2).argmin(self, axis, out, keepdims=keepdims)
+
+    def argmax(self, axis=None, out=None, *, keepdims=False):
+        return _mod(2).argmax(self, axis, out, keepdims=keepdims)
 
     # -- indexing and iteration ---------------------------------------------------------------
 

@@ -1,0 +1,189 @@
+"""``__array_function__``: NumPy's functions on views.
+
+The functions in :data:`LAZY` keep a view lazy: the reductions (at source cost, see
+:mod:`lazybcast._reductions`), the axis shuffles (``np.transpose``, ``np.moveaxis``,
+``np.swapaxes``, ``np.expand_dims``, ``np.squeeze``, ``np.broadcast_to``: O(ndim), they move
+the source's axes with the view's) and a few elementwise functions (``np.where``,
+``np.isclose``, ``np.allclose``, ``np.array_equal``, ``np.clip``, ``np.round``). Every other
+NumPy function runs as before this protocol existed: on ``np.asarray(view)``, which is
+``np.broadcast_to`` of the source (no copy).
+
+>>> import numpy as np, lazybcast
+>>> v = lazybcast.broadcast_to(np.arange(3.0), (1000, 3))
+>>> np.transpose(v).source.shape, np.sum(v, axis=0).source.shape
+((3, 1), (3,))
+>>> np.concatenate([v[:1], v[:1]])  # not lazy: NumPy's own on the zero-copy arrays
+array([[0., 1., 2.],
+       [0., 1., 2.]])
+"""
+
+import builtins
+
+import numpy as np
+
+from lazybcast import _reductions
+from lazybcast._ufuncs import _as_numpy, elementwise
+from lazybcast._view import BroadcastView, make_view
+
+__all__ = ["LAZY", "array_function", "fallback"]
+
+_NoValue = np._NoValue
+
+#: NumPy function -> implementation for views (which may return NotImplemented to fall back).
+LAZY = {}
+
+
+def _implements(*funcs):
+    def register(impl):
+        for func in funcs:
+            LAZY[func] = impl
+        return impl
+
+    return register
+
+
+def array_function(func, types, args, kwargs):
+    """``BroadcastView.__array_function__``: the lazy implementation if there is one, else
+    :func:`fallback`; ``NotImplemented`` if another duck array takes part (NumPy then asks
+    it)."""
+    for t in types:
+        if not issubclass(t, (BroadcastView, np.ndarray)):
+            return NotImplemented
+    impl = LAZY.get(func)
+    if impl is not None:
+        result = impl(*args, **kwargs)
+        if result is not NotImplemented:
+            return result
+    return fallback(func, args, kwargs)
+
+
+def fallback(func, args, kwargs):
+    """``func`` by NumPy on ``np.asarray(view)`` for every view in ``args`` and ``kwargs``
+    (also inside lists and tuples), as it ran before ``__array_function__`` existed."""
+    args = [_as_numpy(a) for a in args]
+    kwargs = {k: _as_numpy(v) for k, v in kwargs.items()}
+    return getattr(func, "_implementation", func)(*args, **kwargs)
+
+
+# -- reductions ------------------------------------------------------------------------------
+
+
+def _reduction(name):
+    method = getattr(_reductions, name)
+
+    def impl(a, *args, **kwargs):
+        if type(a) is not BroadcastView:
+            return NotImplemented
+        return method(a, *args, **kwargs)
+
+    impl.__name__ = name
+    return impl
+
+
+for _name, _funcs in (
+    ("sum", (np.sum,)), ("prod", (np.prod,)), ("mean", (np.mean,)), ("any", (np.any,)),
+    ("all", (np.all,)), ("min", (np.min, np.amin)), ("max", (np.max, np.amax)),
+    ("var", (np.var,)), ("std", (np.std,)), ("argmin", (np.argmin,)),
+    ("argmax", (np.argmax,)),
+):
+    _implements(*_funcs)(_reduction(_name))
+del _name, _funcs
+
+
+# -- axis shuffles: the same function on the source, in O(ndim) ------------------------------------
+
+
+def _shuffle(func):
+    def impl(a, *args, **kwargs):
+        if type(a) is not BroadcastView:
+            return NotImplemented
+        shape = func(np.asarray(a), *args, **kwargs).shape  # NumPy's checks; no copy
+        source = func(a._source, *args, **kwargs)
+        return make_view(source, source.shape, shape, a.mode)
+
+    return impl
+
+
+for _func in (np.transpose, np.moveaxis, np.swapaxes, np.expand_dims):
+    LAZY[_func] = _shuffle(_func)
+del _func
+
+
+@_implements(np.squeeze)
+def _squeeze(a, axis=None):
+    if type(a) is not BroadcastView:
+        return NotImplemented
+    if axis is None:  # the view's unit axes (its source may have more)
+        axis = tuple(d for d, n in enumerate(a.shape) if n == 1)
+    return _shuffle(np.squeeze)(a, axis)
+
+
+@_implements(np.broadcast_to)
+def _broadcast_to(array, shape, subok=False):
+    if type(array) is not BroadcastView:
+        return NotImplemented
+    shape = np.broadcast_to(np.asarray(array), shape, subok=subok).shape  # NumPy's checks
+    source = array._source
+    aligned = (1,) * (len(shape) - source.ndim) + source.shape
+    return make_view(source, aligned, shape, array.mode)
+
+
+# -- elementwise functions -----------------------------------------------------------------------
+
+
+@_implements(np.where)
+def _where(*args, **kwargs):
+    if len(args) != 3 or kwargs:
+        return NotImplemented  # np.where(condition): the indices, NumPy's
+    return elementwise(np.where, args)
+
+
+@_implements(np.isclose)
+def _isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    if np.ndim(rtol) or np.ndim(atol):
+        return NotImplemented
+
+    def isclose(x, y):
+        return np.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+    return elementwise(isclose, (a, b))
+
+
+def _all(x):
+    return builtins.bool(x.all() if type(x) is BroadcastView else np.asanyarray(x).all())
+
+
+@_implements(np.allclose)
+def _allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    close = _isclose(a, b, rtol, atol, equal_nan)
+    return NotImplemented if close is NotImplemented else _all(close)
+
+
+@_implements(np.array_equal)
+def _array_equal(a1, a2, equal_nan=False):
+    if equal_nan:
+        return NotImplemented
+    if np.shape(a1) != np.shape(a2):
+        return False
+    return _all(a1 == a2)
+
+
+@_implements(np.clip)
+def _clip(a, a_min=_NoValue, a_max=_NoValue, out=None, *, min=_NoValue, max=_NoValue,
+          **kwargs):
+    if out is not None or kwargs or a_min is _NoValue or a_max is _NoValue:
+        return NotImplemented  # NumPy sorts out min=/max= and their errors
+    if min is not _NoValue or max is not _NoValue:
+        return NotImplemented
+    return elementwise(np.clip, (a, a_min, a_max))
+
+
+@_implements(np.round, np.around)
+def _round(a, decimals=0, out=None):
+    if out is not None or type(a) is not BroadcastView:
+        return NotImplemented
+
+    def round_(x):
+        return np.round(x, decimals)
+
+    return elementwise(round_, (a,))
