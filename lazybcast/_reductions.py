@@ -42,6 +42,8 @@ _NoValue = np._NoValue
 _KIND = {
     np.add: "times",
     np.multiply: "power",
+    np.bitwise_xor: "parity",
+    np.logical_xor: "parity",
     **{u: "same" for u in (np.minimum, np.maximum, np.fmin, np.fmax, np.logical_and,
                            np.logical_or, np.bitwise_and, np.bitwise_or, np.gcd, np.lcm)},
 }
@@ -53,15 +55,22 @@ _KIND = {
 def _axes(axis, ndim):
     if axis is None:
         return tuple(range(ndim))
-    return tuple(sorted(normalize_axis_tuple(axis, ndim)))
+    try:
+        return tuple(sorted(normalize_axis_tuple(axis, ndim)))
+    except (TypeError, ValueError):
+        np.add.reduce(np.empty((1,) * ndim), axis=axis)  # raises NumPy's own message
+        raise
 
 
-def _source(view):
+def _source(view, axes):
     """The view's source, cut to size 0 along the view's empty axes (so NumPy sees an empty
-    reduction exactly where the logical array is empty)."""
+    reduction exactly where the logical array is empty). An empty reduction gives the same
+    value (identity, initial, NaN) in every cell: then one cell is computed."""
     src = view._source
     if 0 in view.shape:
-        src = src[tuple(slice(0, 0) if n == 0 else slice(None) for n in view.shape)]
+        empty = builtins.any(view.shape[d] == 0 for d in axes)
+        src = src[tuple(slice(0, 0) if n == 0 else slice(0, 1) if empty and d not in axes
+                        else slice(None) for d, n in enumerate(view.shape))]
     return src
 
 
@@ -197,7 +206,7 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
     if not plain:
         return _numpy(ufunc, view, axis=axis, dtype=dtype, out=out, keepdims=keepdims,
                       initial=initial, where=where)
-    src = _source(view)
+    src = _source(view, axes)
     empty = builtins.any(view.shape[d] == 0 for d in axes)
     kwargs = _temp(src, axes, out)
     if dtype is not None:
@@ -213,7 +222,12 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
             wide = ufunc.reduce(src, axis=axes, keepdims=True, dtype=_wide(r.dtype))
             r[...] = _times(wide, k) if kind == "times" else _power(wide, k)
             k = 1
-        r = _times(r, k) if kind == "times" else _power(r, k) if kind == "power" else r
+        if kind == "times":
+            r = _times(r, k)
+        elif kind == "power":
+            r = _power(r, k)
+        elif kind == "parity" and k % 2 == 0:
+            r[...] = 0  # x ^ x == 0: pairs cancel
         if initial is not _NoValue and kind != "same":
             ufunc(r, np.asarray(initial).astype(r.dtype), out=r)
     return _finish(r, view, axes, keepdims, out)
@@ -276,7 +290,7 @@ def mean(view, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         axes = _axes(axis, view.ndim)
         fits = _out_fits(out, _result_shape(view.shape, axes, keepdims))
         if fits is not False:
-            src = _source(view)
+            src = _source(view, axes)
             kwargs = _temp(src, axes, out)
             r = src.mean(axis=axes, dtype=dtype, keepdims=True, **kwargs)
             return _finish(r, view, axes, keepdims, out)
@@ -294,7 +308,7 @@ def _moment(name, view, axis, dtype, out, ddof, keepdims, where, mean, correctio
         axes = _axes(axis, view.ndim)
         fits = _out_fits(out, _result_shape(view.shape, axes, keepdims))
         if fits is not False:
-            src = _source(view)
+            src = _source(view, axes)
             k = _repeats(view, src, axes)
             # Logical sum of squares = k * the source's; N = k * m. NumPy divides by N - ddof:
             # dividing the source's by m - ddof / k gives the same quotient (and NumPy's
@@ -332,7 +346,7 @@ def _arg(name, view, axis, out, keepdims):
             (normalize_axis_index(axis, view.ndim),)
         fits = _out_fits(out, _result_shape(view.shape, axes, keepdims))
         if fits is not False and (out is None or out.dtype == np.intp):
-            src = _source(view)
+            src = _source(view, axes)
             if axis is None:
                 # The first occurrence in the logical C order has every broadcast coordinate
                 # 0 and the source's first occurrence for the others.

@@ -105,3 +105,35 @@ def assert_same_array(got, expected):
     assert got.shape == expected.shape
     # Bit for bit: NaN payloads and signed zeros included (the same ufunc on the same values).
     assert np.ascontiguousarray(got).tobytes() == np.ascontiguousarray(expected).tobytes()
+
+
+@st.composite
+def tame_views(draw, dtype, max_rank=4, nan=True):
+    """``(view, oracle)`` over floating data k/8 (|k| <= 128; float64 sums of them are exact)
+    and, if ``nan``, sometimes one NaN; the data is reversed along a drawn axis."""
+    data_shape, target, mapping, mode, axis = draw(requests(max_rank=max_rank))
+    k = draw(laid_out(data_shape, np.dtype("i1")))
+    x = (np.asarray(k, dtype=np.float64) / 8).astype(dtype)
+    if x.ndim and draw(st.booleans()):
+        x = x[::-1]
+    if nan and x.size and draw(st.integers(0, 4)) == 0:
+        x = x.copy()
+        x.reshape(-1)[draw(st.integers(0, x.size - 1))] = np.nan
+    view = call_broadcast(x, target, mapping, mode, axis)
+    return view, expected_values(x, target, mapping, mode, axis)
+
+
+@st.composite
+def axes_for(draw, ndim, kind="tuple"):
+    """An ``axis`` argument for rank ``ndim``: None, an int (maybe negative) or, if
+    ``kind == "tuple"``, a tuple of distinct axes."""
+    if ndim == 0:
+        return draw(st.sampled_from([None, ()] if kind == "tuple" else [None]))
+    choice = draw(st.sampled_from(["none", "int", "tuple"] if kind == "tuple" else
+                                  ["none", "int"]))
+    if choice == "none":
+        return None
+    if choice == "int":
+        return draw(st.integers(-ndim, ndim - 1))
+    picked = draw(st.lists(st.integers(0, ndim - 1), unique=True, max_size=ndim))
+    return tuple(d - ndim if draw(st.booleans()) else d for d in picked)
