@@ -104,11 +104,12 @@ def _prepare(operands, where):
 
 
 def _wrap(result, full):
-    """A view of ``full`` over one computed result (0-d results stay NumPy's scalars)."""
-    if not full or type(result) is not np.ndarray:
+    """A view of ``full`` over one computed result (NumPy's scalars stay scalars; a 0-d
+    array becomes a 0-d view)."""
+    if type(result) is not np.ndarray:
         return result
-    return make_view(result, result.shape, full, "numpy") if result.ndim == len(full) else \
-        make_view(result, (1,) * (len(full) - result.ndim) + result.shape, full, "numpy")
+    aligned = (1,) * (len(full) - result.ndim) + result.shape
+    return make_view(result, aligned, full, "numpy")
 
 
 def elementwise(func, operands, kwargs=None):

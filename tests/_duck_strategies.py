@@ -89,12 +89,12 @@ def source_size(*operands):
     for s in shapes_:
         for d, n in enumerate(s, rank - len(s)):
             sizes[d] = max(sizes[d], n) if n else 0
-    return math.prod(sizes)
+    return max(math.prod(sizes), 1)  # an empty reduction computes one cell
 
 
 def assert_same_array(got, expected):
     """Same type (view of NumPy's shape, or NumPy's scalar/array), dtype and bytes."""
-    if isinstance(expected, np.ndarray) and expected.ndim > 0:
+    if isinstance(expected, np.ndarray):  # a view of NumPy's shape (0-d included)
         assert type(got) is lazybcast.BroadcastView, type(got)
         assert got.shape == expected.shape
         got = got.materialize()
