@@ -182,10 +182,224 @@ cdef class BroadcastView:
         """The compact source as a NumPy view with the view's rank (size 1 on broadcast axes)."""
         return self._source
 
+    # -- as an ndarray: layout (lazybcast._layout), conversions and protocols (_protocols) -------
+
     @property
     def T(self):
-        """Not supported: a view never reorders axes. Materialize first."""
-        raise AttributeError("BroadcastView has no transpose; use view.materialize().T")
+        """The view with its axes reversed (lazy, as ``ndarray.T``)."""
+        from lazybcast import _layout
+        return _layout.transpose(self)
+
+    @property
+    def mT(self):
+        """The view with its last two axes swapped (lazy, as ``ndarray.mT``)."""
+        from lazybcast import _layout
+        return _layout.matrix_transpose(self)
+
+    def transpose(self, *axes):
+        """transpose(*axes)
+
+        The view with its axes permuted (lazy): ``transpose()``, ``transpose((1, 0))`` or
+        ``transpose(1, 0)``, as ``ndarray.transpose``.
+
+        Examples
+        --------
+        >>> import numpy as np, lazybcast
+        >>> v = lazybcast.broadcast_to(np.arange(3), (1000, 2, 3))
+        >>> t = v.transpose(2, 0, 1)
+        >>> t.shape, t.source.shape
+        ((3, 1000, 2), (3, 1, 1))
+        """
+        from lazybcast import _layout
+        return _layout.transpose(self, _method_axes(axes))
+
+    def swapaxes(self, axis1, axis2):
+        """swapaxes(axis1, axis2)
+
+        The view with two axes interchanged (lazy), as ``ndarray.swapaxes``."""
+        from lazybcast import _layout
+        return _layout.swapaxes(self, axis1, axis2)
+
+    def squeeze(self, axis=None):
+        """squeeze(axis=None)
+
+        The view without axes of size 1 (lazy), as ``ndarray.squeeze``."""
+        from lazybcast import _layout
+        return _layout.squeeze(self, axis)
+
+    def reshape(self, *shape, order="C", copy=None):
+        """reshape(*shape, order="C", copy=None)
+
+        The view with a new shape: lazy when NumPy could reshape the ``np.broadcast_to``
+        equivalent without a copy; otherwise (``copy=None``) only the groups of axes that cannot
+        be re-strided are materialized into a new compact source, and the result is still a
+        view. ``copy=False`` raises ``ValueError`` instead; ``copy=True`` copies the compact
+        source first. See :func:`lazybcast._layout.reshape`.
+
+        Examples
+        --------
+        >>> import numpy as np, lazybcast
+        >>> v = lazybcast.broadcast_to(np.arange(3.0), (1000, 4, 3))
+        >>> r = v.reshape(-1, 3)                  # two broadcast axes merge: no copy
+        >>> r.shape, r.source.shape
+        ((4000, 3), (1, 3))
+        >>> v.reshape(1000, 12, copy=False)
+        Traceback (most recent call last):
+        ...
+        ValueError: Unable to avoid creating a copy while reshaping.
+        """
+        from lazybcast import _layout
+        if not shape:
+            raise TypeError("reshape() takes exactly 1 argument (0 given)")
+        return _layout.reshape(self, shape[0] if len(shape) == 1 else shape, order, copy)
+
+    def ravel(self, order="C"):
+        """ravel(order="C")
+
+        The view as one axis: ``reshape(-1, order=order)``, lazy when the axes merge (see
+        :meth:`reshape`), as ``ndarray.ravel`` (which copies only when it must)."""
+        from lazybcast import _layout
+        if order in ("K", "k"):
+            order = "C"
+        return _layout.reshape(self, -1, order)
+
+    def flatten(self, order="C"):
+        """flatten(order="C")
+
+        A new writeable one-axis ndarray of the values (always a copy, as ``ndarray.flatten``).
+        """
+        return self.materialize().flatten(order)
+
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        """astype(dtype, order="K", casting="unsafe", subok=True, copy=True)
+
+        A view of the compact source cast to ``dtype``: O(source), NumPy's casting rules and
+        errors. ``copy=False`` returns the view itself when the dtype is already right.
+
+        Examples
+        --------
+        >>> import numpy as np, lazybcast
+        >>> v = lazybcast.broadcast_to(np.arange(3), (10**9, 3)).astype(np.float32)
+        >>> v.dtype, v.source.nbytes
+        (dtype('float32'), 12)
+        """
+        from lazybcast import _protocols
+        return _protocols.astype(self, dtype, order, casting, subok, copy)
+
+    def copy(self, order="C"):
+        """copy(order="C")
+
+        A view over a copy of the compact source: O(source), and independent of later writes
+        to the array the view was made from. ``order`` is accepted for compatibility (the
+        view's logical layout does not change); ``materialize()`` makes the full array.
+
+        Examples
+        --------
+        >>> import numpy as np, lazybcast
+        >>> x = np.arange(3)
+        >>> c = lazybcast.broadcast_to(x, (1000, 3)).copy()
+        >>> x[0] = 7
+        >>> int(c[999, 0]), c.source.nbytes
+        (0, 24)
+        """
+        from lazybcast import _protocols
+        return _protocols.copy(self, order)
+
+    @property
+    def real(self):
+        """The real part (lazy: a view of the source's real part)."""
+        return self._with_source(self._source.real)
+
+    @property
+    def imag(self):
+        """The imaginary part (lazy: a view of the source's imaginary part)."""
+        return self._with_source(self._source.imag)
+
+    def view(self, dtype):
+        """view(dtype)
+
+        The same bytes read as ``dtype`` (lazy), as ``ndarray.view``: a dtype of another size
+        needs a contiguous (so not broadcast) last axis."""
+        from lazybcast import _layout
+        return _layout.view_as(self, dtype)
+
+    @property
+    def flags(self):
+        """The flags NumPy reports for the equivalent ``np.broadcast_to`` array: never
+        writeable, never owning its data; contiguity as NumPy computes it."""
+        from lazybcast import _protocols
+        return _protocols.flags(self)
+
+    def item(self, *args):
+        """item(*args)
+
+        One element as a Python scalar, as ``ndarray.item`` (no copy)."""
+        return np.broadcast_to(self._source, self.shape).item(*args)
+
+    def tolist(self):
+        """tolist()
+
+        The values as nested Python lists, as ``ndarray.tolist`` (one Python object per
+        logical element)."""
+        return np.broadcast_to(self._source, self.shape).tolist()
+
+    def __contains__(self, value):
+        from lazybcast import _protocols
+        return _protocols.contains(self, value)
+
+    def __int__(self):
+        return int(np.broadcast_to(self._source, self.shape))
+
+    def __float__(self):
+        return float(np.broadcast_to(self._source, self.shape))
+
+    def __complex__(self):
+        return complex(np.broadcast_to(self._source, self.shape))
+
+    def __index__(self):
+        return np.broadcast_to(self._source, self.shape).__index__()
+
+    def __format__(self, spec):
+        if not spec:
+            return str(self)
+        return format(np.broadcast_to(self._source, self.shape), spec)
+
+    def fill(self, value):
+        """Not supported: a view is read-only."""
+        _protocols_read_only("fill")
+
+    def sort(self, *args, **kwargs):
+        """Not supported: a view is read-only."""
+        _protocols_read_only("sort")
+
+    def partition(self, *args, **kwargs):
+        """Not supported: a view is read-only."""
+        _protocols_read_only("partition")
+
+    def put(self, *args, **kwargs):
+        """Not supported: a view is read-only."""
+        _protocols_read_only("put")
+
+    def resize(self, *args, **kwargs):
+        """Not supported: a view is read-only."""
+        _protocols_read_only("resize")
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)
+
+        Export the view by DLPack without a copy: the source's memory with the view's strides
+        (0 on broadcast axes), flagged read-only (DLPack >= 1.0). ``copy=True`` exports a new
+        C-contiguous array made by :meth:`materialize`. See :mod:`lazybcast._protocols`."""
+        from lazybcast import _protocols
+        return _protocols.dlpack(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self):
+        """``(kDLCPU, 0)``: a view lives in host memory."""
+        return np.broadcast_to(self._source, self.shape).__dlpack_device__()
+
+    def __getattr__(self, name):
+        from lazybcast import _protocols
+        raise _protocols.missing_attribute(name)
 
     def __repr__(self):
         held = self._source.size * self._source.dtype.itemsize
@@ -396,6 +610,8 @@ cdef class BroadcastView:
 
     def __getitem__(self, key):
         cdef Py_ssize_t n, i
+        if type(key) is str or (type(key) is list and key and type(key[0]) is str):
+            return self._field(key)
         if type(key) is int and self.shape:
             # The commonest key (a data loader's dataset[i]), by NumPy's rules without the
             # general key parser; out-of-range ints take the general path for its error.
@@ -415,6 +631,13 @@ cdef class BroadcastView:
             source, shape = result
             return BroadcastView._wrap(source, shape, self.base, self.mode)
         return result
+
+    cdef BroadcastView _field(self, key):
+        # A field (or list of fields) of a structured source: NumPy selects it (and raises);
+        # a subarray field adds its own axes after the view's.
+        source = self._source[key]
+        shape = self.shape + tuple(source.shape)[len(self.shape):]
+        return BroadcastView._wrap(source, shape, self.base, self.mode)
 
     def __setitem__(self, key, value):
         raise TypeError(
@@ -489,6 +712,18 @@ cdef class BroadcastView:
         """
         from lazybcast._dask import to_dask
         return to_dask(self, chunks)
+
+
+def _method_axes(tuple axes):
+    """``ndarray.transpose``'s arguments: none, one (None, an int or a sequence), or ints."""
+    if not axes:
+        return None
+    return axes[0] if len(axes) == 1 else axes
+
+
+def _protocols_read_only(name):
+    from lazybcast import _protocols
+    raise _protocols.read_only(name)
 
 
 class _Squeezed:
