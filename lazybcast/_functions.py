@@ -1,9 +1,10 @@
 """``__array_function__``: NumPy's functions on views.
 
 The functions in :data:`LAZY` keep a view lazy: the reductions (at source cost, see
-:mod:`lazybcast._reductions`), the axis shuffles (``np.transpose``, ``np.moveaxis``,
-``np.swapaxes``, ``np.expand_dims``, ``np.squeeze``, ``np.broadcast_to``: O(ndim), they move
-the source's axes with the view's) and a few elementwise functions (``np.where``,
+:mod:`lazybcast._reductions`), the layout functions of :mod:`lazybcast._layout`
+(``np.transpose``, ``np.moveaxis``, ``np.swapaxes``, ``np.matrix_transpose``,
+``np.expand_dims``, ``np.squeeze``, ``np.broadcast_to``: O(ndim), they move the source's axes
+with the view's; ``np.reshape`` and ``np.ravel``: lazy where the axes split or merge cleanly) and a few elementwise functions (``np.where``,
 ``np.isclose``, ``np.allclose``, ``np.array_equal``, ``np.clip``, ``np.round``). Every other
 NumPy function runs as before this protocol existed: on ``np.asarray(view)``, which is
 ``np.broadcast_to`` of the source (no copy).
@@ -21,9 +22,10 @@ import builtins
 
 import numpy as np
 
+from lazybcast import _layout as _layout_module
 from lazybcast import _reductions
 from lazybcast._ufuncs import _as_numpy, elementwise
-from lazybcast._view import BroadcastView, make_view
+from lazybcast._view import BroadcastView
 
 __all__ = ["LAZY", "array_function", "fallback"]
 
@@ -90,42 +92,44 @@ for _name, _funcs in (
 del _name, _funcs
 
 
-# -- axis shuffles: the same function on the source, in O(ndim) ------------------------------------
+# -- layout: lazybcast._layout moves the source's axes with the view's, in O(ndim) ---------------
 
 
-def _shuffle(func):
+def _layout(name):
     def impl(a, *args, **kwargs):
         if type(a) is not BroadcastView:
             return NotImplemented
-        shape = func(np.asarray(a), *args, **kwargs).shape  # NumPy's checks; no copy
-        source = func(a._source, *args, **kwargs)
-        return make_view(source, source.shape, shape, a.mode)
+        return getattr(_layout_module, name)(a, *args, **kwargs)
 
+    impl.__name__ = name
     return impl
 
 
-for _func in (np.transpose, np.moveaxis, np.swapaxes, np.expand_dims):
-    LAZY[_func] = _shuffle(_func)
-del _func
-
-
-@_implements(np.squeeze)
-def _squeeze(a, axis=None):
-    if type(a) is not BroadcastView:
-        return NotImplemented
-    if axis is None:  # the view's unit axes (its source may have more)
-        axis = tuple(d for d, n in enumerate(a.shape) if n == 1)
-    return _shuffle(np.squeeze)(a, axis)
+for _name in ("transpose", "moveaxis", "swapaxes", "expand_dims", "squeeze",
+              "matrix_transpose"):
+    LAZY[getattr(np, _name)] = _layout(_name)
+del _name
 
 
 @_implements(np.broadcast_to)
 def _broadcast_to(array, shape, subok=False):
     if type(array) is not BroadcastView:
         return NotImplemented
-    shape = np.broadcast_to(np.asarray(array), shape, subok=subok).shape  # NumPy's checks
-    source = array._source
-    aligned = (1,) * (len(shape) - source.ndim) + source.shape
-    return make_view(source, aligned, shape, array.mode)
+    return _layout_module.broadcast_to(array, shape)
+
+
+@_implements(np.reshape)
+def _reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+    if type(a) is not BroadcastView or newshape is not None or shape is None:
+        return NotImplemented  # NumPy's deprecation and errors
+    return _layout_module.reshape(a, shape, order, copy)
+
+
+@_implements(np.ravel)
+def _ravel(a, order="C"):
+    if type(a) is not BroadcastView or order not in ("C", "F"):
+        return NotImplemented
+    return _layout_module.reshape(a, -1, order)
 
 
 # -- elementwise functions -----------------------------------------------------------------------
