@@ -1,7 +1,7 @@
 """``__array_function__``: NumPy's functions on views.
 
 The functions in :data:`LAZY` keep a view lazy: the reductions (at source cost, see
-:mod:`lazybcast._reductions`), the layout functions of :mod:`lazybcast._layout`
+:mod:`lazybcast._reductions`; their ``np.nan*`` variants too), the layout functions of :mod:`lazybcast._layout`
 (``np.transpose``, ``np.moveaxis``, ``np.swapaxes``, ``np.matrix_transpose``,
 ``np.expand_dims``, ``np.squeeze``, ``np.broadcast_to``: O(ndim), they move the source's axes
 with the view's; ``np.reshape`` and ``np.ravel``: lazy where the axes split or merge cleanly) and a few elementwise functions (``np.where``,
@@ -87,6 +87,9 @@ for _name, _funcs in (
     ("all", (np.all,)), ("min", (np.min, np.amin)), ("max", (np.max, np.amax)),
     ("var", (np.var,)), ("std", (np.std,)), ("argmin", (np.argmin,)),
     ("argmax", (np.argmax,)),
+    *((name, (getattr(np, name),)) for name in (
+        "nansum", "nanprod", "nanmin", "nanmax", "nanmean", "nanvar", "nanstd", "nanargmin",
+        "nanargmax")),
 ):
     _implements(*_funcs)(_reduction(_name))
 del _name, _funcs

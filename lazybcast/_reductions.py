@@ -32,7 +32,8 @@ from lazybcast._ufuncs import _check_writeable
 from lazybcast._view import BroadcastView, make_view
 
 __all__ = [
-    "all", "any", "argmax", "argmin", "max", "mean", "min", "prod", "reduce", "std", "sum",
+    "all", "any", "argmax", "argmin", "max", "mean", "min", "nanargmax", "nanargmin", "nanmax",
+    "nanmean", "nanmin", "nanprod", "nanstd", "nansum", "nanvar", "prod", "reduce", "std", "sum",
     "ufunc_reduce", "var",
 ]
 
@@ -47,6 +48,11 @@ _KIND = {
     **{u: "same" for u in (np.minimum, np.maximum, np.fmin, np.fmax, np.logical_and,
                            np.logical_or, np.bitwise_and, np.bitwise_or, np.gcd, np.lcm)},
 }
+
+
+#: The NaN-ignoring NumPy function for a reduction ufunc (NaN counts as the identity).
+_NAN_NAMES = {np.add: "nansum", np.multiply: "nanprod", np.minimum: "nanmin",
+              np.maximum: "nanmax"}
 
 
 # -- the plan: axes, source, repeats ------------------------------------------------------------
@@ -122,7 +128,8 @@ def _finish(r, view, axes, keepdims, out):
 
 def _numpy(name, view, **kwargs):
     """``np.<name>`` on the zero-copy ``np.asarray(view)``; unset arguments stay unset."""
-    kwargs = {k: v for k, v in kwargs.items() if v is not _NoValue}
+    kwargs = {k: v for k, v in kwargs.items()
+              if v is not _NoValue and not (k == "dtype" and v is None)}
     _check_writeable(kwargs.get("out"))
     func = getattr(np, name) if isinstance(name, str) else name.reduce
     return func(np.asarray(view), **kwargs)
@@ -181,10 +188,11 @@ def _power(r, k):
 
 
 def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_NoValue,
-           where=True):
+           where=True, *, nan=False):
     """``ufunc.reduce(view, ...)`` at source cost for the ufuncs in :data:`_KIND`.
 
-    Parameters are :meth:`numpy.ufunc.reduce`'s; ``out`` may also be a 1-tuple.
+    Parameters are :meth:`numpy.ufunc.reduce`'s; ``out`` may also be a 1-tuple. ``nan=True``
+    reduces as NumPy's NaN-ignoring function does (``np.nansum`` for ``np.add``, ...).
 
     Examples
     --------
@@ -204,8 +212,9 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
         fits = _out_fits(out, _result_shape(view.shape, axes, keepdims))
         plain = fits is not False
     if not plain:
-        return _numpy(ufunc, view, axis=axis, dtype=dtype, out=out, keepdims=keepdims,
-                      initial=initial, where=where)
+        return _numpy(_NAN_NAMES[ufunc] if nan else ufunc, view, axis=axis, dtype=dtype,
+                      out=out, keepdims=keepdims, initial=initial, where=where)
+    numpy_reduce = getattr(np, _NAN_NAMES[ufunc]) if nan else ufunc.reduce
     src = _source(view, axes)
     empty = builtins.any(view.shape[d] == 0 for d in axes)
     kwargs = _temp(src, axes, out)
@@ -213,13 +222,13 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
         kwargs["dtype"] = dtype
     if initial is not _NoValue and (empty or kind == "same"):
         kwargs["initial"] = initial
-    r = ufunc.reduce(src, axis=axes, keepdims=True, **kwargs)
+    r = numpy_reduce(src, axis=axes, keepdims=True, **kwargs)
     if not empty:
         k = _repeats(view, src, axes)
         if k > 1 and kind != "same" and r.dtype.kind in "fc" and _wide(r.dtype) != r.dtype:
             # float16/32 (complex64): the source's reduction and the repetition in float64,
             # rounded once to the result dtype (NumPy rounds every partial sum).
-            wide = ufunc.reduce(src, axis=axes, keepdims=True, dtype=_wide(r.dtype))
+            wide = numpy_reduce(src, axis=axes, keepdims=True, dtype=_wide(r.dtype))
             r[...] = _times(wide, k) if kind == "times" else _power(wide, k)
             k = 1
         if kind == "times":
@@ -275,7 +284,7 @@ def all(view, axis=None, out=None, keepdims=False, *, where=True):
 # -- moments ---------------------------------------------------------------------------------
 
 
-def mean(view, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+def mean(view, axis=None, dtype=None, out=None, keepdims=False, *, where=True, name="mean"):
     """``view.mean()``: the source's mean (repeating every value alike leaves it unchanged).
 
     Examples
@@ -292,9 +301,9 @@ def mean(view, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         if fits is not False:
             src = _source(view, axes)
             kwargs = _temp(src, axes, out)
-            r = src.mean(axis=axes, dtype=dtype, keepdims=True, **kwargs)
+            r = getattr(np, name)(src, axis=axes, dtype=dtype, keepdims=True, **kwargs)
             return _finish(r, view, axes, keepdims, out)
-    return _numpy("mean", view, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
+    return _numpy(name, view, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
 
 
 def _moment(name, view, axis, dtype, out, ddof, keepdims, where, mean, correction):
@@ -316,7 +325,8 @@ def _moment(name, view, axis, dtype, out, ddof, keepdims, where, mean, correctio
             if k > 1 and ddof:
                 ddof = ddof / k
             kwargs = _temp(src, axes, out)
-            r = getattr(src, name)(axis=axes, dtype=dtype, ddof=ddof, keepdims=True, **kwargs)
+            r = getattr(np, name)(src, axis=axes, dtype=dtype, ddof=ddof, keepdims=True,
+                                  **kwargs)
             return _finish(r, view, axes, keepdims, out)
     return _numpy(name, view, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
                   where=where, mean=mean, correction=correction)
@@ -350,11 +360,11 @@ def _arg(name, view, axis, out, keepdims):
             if axis is None:
                 # The first occurrence in the logical C order has every broadcast coordinate
                 # 0 and the source's first occurrence for the others.
-                i = getattr(src, name)()
+                i = getattr(np, name)(src)
                 flat = np.ravel_multi_index(np.unravel_index(i, src.shape), view.shape)
                 r = np.full((1,) * view.ndim, flat, dtype=np.intp)
             else:  # along a broadcast axis (size 1 in the source) every index is 0
-                r = getattr(src, name)(axis=axes[0], keepdims=True)
+                r = getattr(np, name)(src, axis=axes[0], keepdims=True)
             return _finish(r, view, axes, keepdims, out)
     return _numpy(name, view, axis=axis, out=out, keepdims=keepdims)
 
@@ -367,3 +377,55 @@ def argmin(view, axis=None, out=None, *, keepdims=False):
 def argmax(view, axis=None, out=None, *, keepdims=False):
     """``view.argmax()``: NumPy's first occurrence, found in the source."""
     return _arg("argmax", view, axis, out, keepdims)
+
+
+# -- NaN-ignoring variants (np.nansum, ...): the same algebra, NaN counted as absent -----------------
+
+
+def nansum(view, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,
+           where=True):
+    """``np.nansum(view)`` at source cost."""
+    return reduce(np.add, view, axis, dtype, out, keepdims, initial, where, nan=True)
+
+
+def nanprod(view, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,
+            where=True):
+    """``np.nanprod(view)`` at source cost."""
+    return reduce(np.multiply, view, axis, dtype, out, keepdims, initial, where, nan=True)
+
+
+def nanmin(view, axis=None, out=None, keepdims=False, initial=_NoValue, where=True):
+    """``np.nanmin(view)`` at source cost."""
+    return reduce(np.minimum, view, axis, None, out, keepdims, initial, where, nan=True)
+
+
+def nanmax(view, axis=None, out=None, keepdims=False, initial=_NoValue, where=True):
+    """``np.nanmax(view)`` at source cost."""
+    return reduce(np.maximum, view, axis, None, out, keepdims, initial, where, nan=True)
+
+
+def nanmean(view, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    """``np.nanmean(view)``: the source's (NaNs repeat as often as the other values)."""
+    return mean(view, axis, dtype, out, keepdims, where=where, name="nanmean")
+
+
+def nanvar(view, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+           mean=_NoValue, correction=_NoValue):
+    """``np.nanvar(view)`` from the source's moments (as :func:`var`)."""
+    return _moment("nanvar", view, axis, dtype, out, ddof, keepdims, where, mean, correction)
+
+
+def nanstd(view, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+           mean=_NoValue, correction=_NoValue):
+    """``np.nanstd(view)`` from the source's moments (as :func:`std`)."""
+    return _moment("nanstd", view, axis, dtype, out, ddof, keepdims, where, mean, correction)
+
+
+def nanargmin(view, axis=None, out=None, *, keepdims=False):
+    """``np.nanargmin(view)``: NumPy's first occurrence, found in the source."""
+    return _arg("nanargmin", view, axis, out, keepdims)
+
+
+def nanargmax(view, axis=None, out=None, *, keepdims=False):
+    """``np.nanargmax(view)``: NumPy's first occurrence, found in the source."""
+    return _arg("nanargmax", view, axis, out, keepdims)
