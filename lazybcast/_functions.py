@@ -32,7 +32,7 @@ __all__ = ["LAZY", "array_function", "fallback"]
 _NoValue = np._NoValue
 
 #: NumPy function -> implementation for views (which may return NotImplemented to fall back).
-LAZY = {}
+LAZY: dict[object, object] = {}
 
 
 def _implements(*funcs):

@@ -40,7 +40,7 @@ __all__ = [
 _NoValue = np._NoValue
 
 #: Reductions whose value along a repeated axis is algebra on one copy.
-_KIND = {
+_KIND: dict[np.ufunc, str] = {
     np.add: "times",
     np.multiply: "power",
     np.bitwise_xor: "parity",
@@ -51,7 +51,7 @@ _KIND = {
 
 
 #: The NaN-ignoring NumPy function for a reduction ufunc (NaN counts as the identity).
-_NAN_NAMES = {np.add: "nansum", np.multiply: "nanprod", np.minimum: "nanmin",
+_NAN_NAMES: dict[np.ufunc, str] = {np.add: "nansum", np.multiply: "nanprod", np.minimum: "nanmin",
               np.maximum: "nanmax"}
 
 
