@@ -284,6 +284,26 @@ def all(view, axis=None, out=None, keepdims=False, *, where=True):
 # -- moments ---------------------------------------------------------------------------------
 
 
+def _in_float64(func, src, axes, dtype, out, real=False, **kwargs):
+    """``func(src, axis=axes, dtype=dtype, keepdims=True, **kwargs)`` (into a temporary for
+    ``out``), computed in float64 and rounded once when NumPy would compute in float16/32 or
+    complex64: the source is small, so the wider pass costs little and is more accurate.
+    ``real``: ``func`` is a variance (real for complex data unless ``dtype`` says otherwise)."""
+    narrow = np.dtype(dtype) if dtype is not None else src.dtype
+    if narrow.kind not in "fc" or _wide(narrow) == narrow:
+        return func(src, axis=axes, dtype=dtype, keepdims=True, **_temp(src, axes, out),
+                    **kwargs)
+    wide = func(src, axis=axes, dtype=_wide(narrow), keepdims=True, **kwargs)
+    target = np.finfo(narrow).dtype if real and dtype is None else narrow  # NumPy's dtype
+    if target.kind == "f" and wide.dtype.kind == "c":
+        wide = wide.real
+    if out is not None:
+        r = _temp(src, axes, out)["out"]
+        np.copyto(r, wide, casting="unsafe")
+        return r
+    return wide.astype(target)
+
+
 def mean(view, axis=None, dtype=None, out=None, keepdims=False, *, where=True, name="mean"):
     """``view.mean()``: the source's mean (repeating every value alike leaves it unchanged).
 
@@ -300,8 +320,7 @@ def mean(view, axis=None, dtype=None, out=None, keepdims=False, *, where=True, n
         fits = _out_fits(out, _result_shape(view.shape, axes, keepdims))
         if fits is not False:
             src = _source(view, axes)
-            kwargs = _temp(src, axes, out)
-            r = getattr(np, name)(src, axis=axes, dtype=dtype, keepdims=True, **kwargs)
+            r = _in_float64(getattr(np, name), src, axes, dtype, out)
             return _finish(r, view, axes, keepdims, out)
     return _numpy(name, view, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
 
@@ -324,9 +343,7 @@ def _moment(name, view, axis, dtype, out, ddof, keepdims, where, mean, correctio
             # warning when N - ddof <= 0).
             if k > 1 and ddof:
                 ddof = ddof / k
-            kwargs = _temp(src, axes, out)
-            r = getattr(np, name)(src, axis=axes, dtype=dtype, ddof=ddof, keepdims=True,
-                                  **kwargs)
+            r = _in_float64(getattr(np, name), src, axes, dtype, out, True, ddof=ddof)
             return _finish(r, view, axes, keepdims, out)
     return _numpy(name, view, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
                   where=where, mean=mean, correction=correction)

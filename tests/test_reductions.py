@@ -264,3 +264,20 @@ def test_nan_functions(data, name):
     if got[0] == "ok":
         assert type(got[1]) is (BroadcastView if np.ndim(expected[1]) else type(expected[1]))
         np.testing.assert_allclose(np.asarray(got[1]), expected[1], rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["mean", "var", "std", "sum"])
+@pytest.mark.parametrize("src_dtype", ["f2", "f4", "c8", "i2"])
+@pytest.mark.parametrize("dtype", [None, "f2", "f4", "c8", "f8"])
+def test_float_result_dtypes_are_numpys(name, src_dtype, dtype):
+    """The float64 pass for float16/32 and complex64 rounds to NumPy's result dtype."""
+    src = (np.arange(6).reshape(2, 3) % 4).astype(src_dtype)
+    view = lazybcast.broadcast_to(src[:, None], (2, 50, 3))
+    ref = np.broadcast_to(src[:, None], (2, 50, 3))
+    for axis in (None, 1, (0, 2)):
+        got = call(name, view, axis=axis, dtype=dtype)
+        expected = call(name, ref, axis=axis, dtype=dtype)
+        assert got[0] == expected[0], (got, expected)
+        if got[0] == "ok":
+            assert np.asarray(got[1]).dtype == np.asarray(expected[1]).dtype
+            np.testing.assert_allclose(np.asarray(got[1]), expected[1], rtol=2e-3)
