@@ -182,6 +182,10 @@ def _fmt_time(seconds):
     return f"{seconds / 1e-9:.0f} ns"
 
 
+def _fmt_ratio(r):
+    return "n/a" if r is None else f"{r:.3g}x" if r < 100 else f"{r:.0f}x"
+
+
 def _fmt_bytes(n):
     for unit in ("B", "kB", "MB", "GB"):
         if n < 1024 or unit == "GB":
@@ -219,8 +223,8 @@ def run(quick=False, *, pattern=None, budget=None, torch=True):
             print(f"{name:{width}} {_fmt_bytes(case.nbytes):>9} "
                   f"{_fmt_bytes(case.source_nbytes):>8} {_fmt_time(best['lazybcast']):>10} "
                   f"{_fmt_time(best['numpy']):>10} "
-                  f"{_fmt_time(best['torch']) if vs_torch else 'n/a':>10} {vs_np:>8.0f}x "
-                  f"{f'{vs_torch:.0f}x' if vs_torch else 'n/a':>9} "
+                  f"{_fmt_time(best['torch']) if vs_torch else 'n/a':>10} {_fmt_ratio(vs_np):>9} "
+                  f"{_fmt_ratio(vs_torch):>9} "
                   f"{case.nbytes / case.source_nbytes:>10.0f}x"
                   + ("" if ok else "  WRONG"), flush=True)
     finally:

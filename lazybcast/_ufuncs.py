@@ -31,6 +31,24 @@ _PY_SCALARS = (bool, int, float, complex)
 
 _NDARRAY_UFUNC = np.ndarray.__array_ufunc__
 
+#: Operand types that never defer (checked by identity before any attribute lookup).
+_PLAIN = frozenset((BroadcastView, np.ndarray, type(None), *_PY_SCALARS))
+
+
+def _broadcast_shapes(shapes):
+    """``np.broadcast_shapes`` for tuples of ints, without its arrays (ValueError alike)."""
+    ndim = max(map(len, shapes), default=0)
+    out = [1] * ndim
+    for shape in shapes:
+        for d, n in enumerate(shape, ndim - len(shape)):
+            m = out[d]
+            if n != m:
+                if m == 1:
+                    out[d] = n
+                elif n != 1:
+                    raise ValueError(f"shapes {shapes} cannot be broadcast together")
+    return tuple(out)
+
 
 def _squash(a):
     """``a`` with its stride-0 axes cut to size 1 (as ``make_view`` does for its data)."""
@@ -94,7 +112,7 @@ def _prepare(operands, where):
         where = c[0]
         shapes.append(c[1])
     try:
-        full = np.broadcast_shapes(*shapes)
+        full = _broadcast_shapes(shapes)
     except ValueError:
         return False
     if 0 in full:
@@ -195,7 +213,7 @@ def _defers(inputs, kwargs):
     outs = kwargs.get("out", ())
     for x in (*inputs, *outs):
         t = type(x)
-        if t is BroadcastView or t is np.ndarray or x is None or t in _PY_SCALARS:
+        if t in _PLAIN:
             continue
         if getattr(t, "__array_ufunc__", _NDARRAY_UFUNC) is not _NDARRAY_UFUNC:
             return True
@@ -218,7 +236,7 @@ def _call_into(ufunc, inputs, kwargs, out):
         # Outputs that broadcast the inputs up, or do not fit: NumPy decides (and raises).
         return _numpy(ufunc, "__call__", inputs, {**kwargs, "out": out})
     compact = [_rank(a, len(full)) for a in prepared[0]]
-    shape = np.broadcast_shapes(*[np.shape(a) for a in compact])
+    shape = _broadcast_shapes([np.shape(a) for a in compact])
     temps = tuple(np.empty(shape, o.dtype) for o in out)
     ufunc(*compact, out=temps, **kwargs)
     for o, t in zip(out, temps):
@@ -276,8 +294,8 @@ def array_ufunc(ufunc, method, inputs, kwargs):
 def binary(ufunc, a, b):
     """``ufunc(a, b)`` for a Python operator, or NotImplemented if the other operand opted
     out of ufuncs (``__array_ufunc__ = None``), as ``NDArrayOperatorsMixin`` does."""
-    other = b if type(a) is BroadcastView else a
-    if getattr(type(other), "__array_ufunc__", _NDARRAY_UFUNC) is None:
+    other = type(b) if type(a) is BroadcastView else type(a)
+    if other not in _PLAIN and getattr(other, "__array_ufunc__", _NDARRAY_UFUNC) is None:
         return NotImplemented
     return ufunc(a, b)
 
