@@ -46,11 +46,14 @@ def _implements(*funcs):
 
 def array_function(func, types, args, kwargs):
     """``BroadcastView.__array_function__``: the lazy implementation if there is one, else
-    :func:`fallback`; ``NotImplemented`` if another duck array takes part (NumPy then asks
-    it)."""
+    :func:`fallback`; if another duck array takes part, ``func`` again with every view as
+    ``np.asarray(view)`` (NumPy then asks that type)."""
     for t in types:
         if not issubclass(t, (BroadcastView, np.ndarray)):
-            return NotImplemented
+            # Another duck array takes part: step aside as the plain ndarray a view was
+            # before this protocol, and let NumPy ask that type.
+            return func(*[_as_numpy(a) for a in args],
+                        **{k: _as_numpy(v) for k, v in kwargs.items()})
     impl = LAZY.get(func)
     if impl is not None:
         result = impl(*args, **kwargs)

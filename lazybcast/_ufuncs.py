@@ -220,6 +220,14 @@ def _defers(inputs, kwargs):
     return False
 
 
+def _opted_out(inputs, kwargs):
+    """True if an operand set ``__array_ufunc__ = None`` (it wants its reflected operators)."""
+    for x in (*inputs, *kwargs.get("out", ())):
+        if type(x) not in _PLAIN and getattr(type(x), "__array_ufunc__", 0) is None:
+            return True
+    return False
+
+
 def _call_into(ufunc, inputs, kwargs, out):
     """``ufunc(*inputs, out=out)``: computed on the compact operands into temporaries of
     the outputs' dtypes (NumPy resolves the loop and checks the casting), then copied into
@@ -252,6 +260,9 @@ def array_ufunc(ufunc, method, inputs, kwargs):
     ``maximum``, ``logical_and``, ...) goes to :mod:`lazybcast._reductions`; generalized ufuncs
     (``matmul``, ...), ``accumulate``, ``reduceat`` and ``outer`` run in NumPy on the zero-copy
     ``np.asarray(view)``. ``ufunc.at`` cannot write into a view, and neither can ``out=``.
+    With another duck array among the operands, the views step aside as
+    ``np.asarray(view)`` and NumPy asks that type (``NotImplemented`` if it opted out of
+    ufuncs, so that Python tries its reflected operator).
 
     Examples
     --------
@@ -265,7 +276,11 @@ def array_ufunc(ufunc, method, inputs, kwargs):
            [0., 3.]])
     """
     if _defers(inputs, kwargs):
-        return NotImplemented
+        # Another duck array takes part (dask, xarray, pint, ...). Step aside as the plain
+        # ndarray a view was before this protocol: NumPy then asks that type, with arrays.
+        if _opted_out(inputs, kwargs):
+            return NotImplemented
+        return _numpy(ufunc, method, inputs, kwargs)
     out = kwargs.get("out")
     if out is not None:
         _check_writeable(out)

@@ -266,3 +266,14 @@ def test_object_dtype():
     v = lazybcast.broadcast_to(np.array([1, "a"], dtype=object), (2, 2))
     r = v * 2
     assert r.dtype == object and r.materialize().tolist() == [[2, "aa"]] * 2
+
+
+def test_other_duck_arrays_get_the_plain_array():
+    """dask does not know a view as a chunk type: the view steps aside as np.asarray(view),
+    so mixing them works as it did before the protocols."""
+    da = pytest.importorskip("dask.array", reason="dask is an optional test dependency")
+    v = lazybcast.broadcast_to(np.arange(3.0), (2, 3))
+    x = da.from_array(np.ones((2, 3)), chunks=(1, 3))
+    for r in (v + x, x + v, np.add(x, v), np.concatenate([v, x])):
+        assert isinstance(r, da.Array)
+    np.testing.assert_array_equal((v + x).compute(), np.asarray(v) + 1)
