@@ -34,7 +34,16 @@ import numpy as np
 
 from lazybcast._view import BroadcastView
 
-__all__ = ["astype", "contains", "copy", "dlpack", "flags", "missing_attribute", "read_only"]
+__all__ = [
+    "Flags",
+    "astype",
+    "contains",
+    "copy",
+    "dlpack",
+    "flags",
+    "missing_attribute",
+    "read_only",
+]
 
 _ORDERS = ("C", "F", "A", "K")
 
@@ -83,13 +92,42 @@ def copy(view, order="C"):
     return BroadcastView._checked(view.source.copy(), view.shape, None, view.mode)
 
 
+class Flags:
+    """``view.flags``: NumPy's flags of the equivalent ``np.broadcast_to`` array, to read
+    (``flags.c_contiguous``, ``flags["C"]``, ...); setting one raises ``ValueError``, since
+    a view is always read-only (NumPy would let ``writeable`` be set on that array)."""
+
+    __slots__ = ("_flags",)
+
+    def __init__(self, flags):
+        object.__setattr__(self, "_flags", flags)
+
+    def __getattr__(self, name):
+        return getattr(self._flags, name)
+
+    def __getitem__(self, key):
+        return self._flags[key]
+
+    def __setattr__(self, name, value):
+        raise ValueError(
+            f"cannot set the {name} flag of a BroadcastView: a view is read-only; use "
+            f"view.materialize() for a writeable array"
+        )
+
+    __setitem__ = __setattr__
+
+    def __eq__(self, other):
+        return self._flags == (other._flags if isinstance(other, Flags) else other)
+
+    __hash__ = None
+
+    def __repr__(self):
+        return repr(self._flags)
+
+
 def flags(view):
-    """``view.flags``: the proxy's flags (a ``numpy`` flags object). The proxy is made from a
-    read-only view of the source, so ``flags.writeable = True`` raises as for any array whose
-    memory cannot be written."""
-    source = view.source.view()
-    source.flags.writeable = False
-    return np.broadcast_to(source, view.shape).flags
+    """``view.flags`` (see :class:`Flags`)."""
+    return Flags(_proxy(view).flags)
 
 
 def contains(view, value):
