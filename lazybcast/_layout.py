@@ -57,21 +57,13 @@ _RESHAPE_COPY = "Unable to avoid creating a copy while reshaping."
 
 def _proxy(view):
     """The view as a read-only NumPy array with stride 0 on broadcast axes (no copy)."""
-    return np.broadcast_to(view.source, view.shape)
+    return view._as_ndarray()
 
 
 def _from_proxy(result, view, base=None):
     """Read a NumPy view of a proxy back as a :class:`BroadcastView`: an axis of stride 0 and
     size > 1 is broadcast, so one element of it is all the source needs."""
-    key = None
-    for d, (n, stride) in enumerate(zip(result.shape, result.strides)):
-        if stride == 0 and n > 1:
-            if key is None:
-                key = [slice(None)] * result.ndim
-            key[d] = slice(0, 1)
-    source = result if key is None else result[tuple(key)]
-    return BroadcastView._checked(source, result.shape, view.base if base is None else base,
-                                  view.mode)
+    return BroadcastView._from_ndarray(result, view.base if base is None else base, view.mode)
 
 
 def transpose(view, axes=None):
@@ -242,9 +234,9 @@ def _nests(shape, strides, start, stop, order):
 
 
 def _resolve(shape, newshape, order, copy):
-    """``newshape`` as a tuple of ints (``-1`` inferred), ``order`` as "C" or "F", by NumPy's
-    own reshape of a stride-0 array of ``shape`` (which never copies), so that every error is
-    NumPy's."""
+    """``newshape`` as a tuple of ints (``-1`` inferred) and ``order`` as "C", "F" or "A", by
+    NumPy's own reshape of a stride-0 array of ``shape`` (which never copies), so that every
+    error is NumPy's."""
     dummy = np.broadcast_to(np.empty((), dtype=np.uint8), shape)
     resolved = dummy.reshape(newshape, order=order, copy=copy).shape
     if order in ("A", "a"):  # NumPy's "A": "F" for Fortran-contiguous-only data
@@ -292,7 +284,18 @@ def reshape(view, shape, order="C", copy=None):
     >>> reshape(v, (10, 3)).source.shape                       # materializes that group only
     (10, 3)
     """
-    newshape, order = _resolve(view.shape, shape, order, copy)
+    if copy is None or copy is False:
+        # The common case first: NumPy reshapes the proxy without a copy (and raises every
+        # argument error); only "a copy is needed" goes on.
+        try:
+            result = _proxy(view).reshape(shape, order=order, copy=False)
+        except ValueError as exc:
+            if copy is False or str(exc) != _RESHAPE_COPY:
+                raise
+        else:
+            return _from_proxy(result, view)
+    newshape, order = _resolve(view.shape, shape, order, copy)  # NumPy checked ``copy`` too
+    forbid = copy is not None and not copy
     if copy:
         view = view.copy()
     proxy = _proxy(view)
@@ -307,7 +310,7 @@ def reshape(view, shape, order="C", copy=None):
     ]
     base = None
     if copied:
-        if copy is False:
+        if forbid:
             raise ValueError(_RESHAPE_COPY)
         # The copied groups' axes at full size; the other broadcast axes keep one element.
         key = [slice(None)] * len(old)

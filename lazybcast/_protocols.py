@@ -49,7 +49,7 @@ _ORDERS = ("C", "F", "A", "K")
 
 
 def _proxy(view):
-    return np.broadcast_to(view.source, view.shape)
+    return view._as_ndarray()
 
 
 def dlpack(view, stream=None, max_version=None, dl_device=None, copy=None):
@@ -149,10 +149,8 @@ def read_only(name):
 
 
 def missing_attribute(name):
-    """The ``AttributeError`` for a name a view does not have; for an ndarray attribute it
-    names the cheap ways to get one."""
-    if name.startswith("__") or not hasattr(np.ndarray, name):
-        return AttributeError(f"'BroadcastView' object has no attribute {name!r}")
+    """The ``AttributeError`` for an ndarray attribute a view does not have: it names the
+    cheap ways to get one."""
     return AttributeError(
         f"'BroadcastView' object has no attribute {name!r} (an ndarray attribute): "
         f"np.asarray(view).{name} works on the zero-copy, read-only ndarray of the view, and "
