@@ -119,7 +119,7 @@ class Flags:
     def __eq__(self, other):
         return self._flags == (other._flags if isinstance(other, Flags) else other)
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # compared by value, like NumPy's flags
 
     def __repr__(self):
         return repr(self._flags)
