@@ -54,6 +54,9 @@ __all__ = [
 
 _RESHAPE_COPY = "Unable to avoid creating a copy while reshaping."
 
+#: ``ndarray.reshape(..., copy=)`` exists from NumPy 2.1 on; before, this module decides alone.
+_COPY_KEYWORD = np.lib.NumpyVersion(np.__version__) >= "2.1.0"
+
 
 def _proxy(view):
     """The view as a read-only NumPy array with stride 0 on broadcast axes (no copy)."""
@@ -238,7 +241,10 @@ def _resolve(shape, newshape, order, copy):
     NumPy's own reshape of a stride-0 array of ``shape`` (which never copies), so that every
     error is NumPy's."""
     dummy = np.broadcast_to(np.empty((), dtype=np.uint8), shape)
-    resolved = dummy.reshape(newshape, order=order, copy=copy).shape
+    if _COPY_KEYWORD:
+        resolved = dummy.reshape(newshape, order=order, copy=copy).shape
+    else:
+        resolved = dummy.reshape(newshape, order=order).shape
     if order in ("A", "a"):  # NumPy's "A": "F" for Fortran-contiguous-only data
         proxy_order = "A"
     else:
@@ -284,7 +290,7 @@ def reshape(view, shape, order="C", copy=None):
     >>> reshape(v, (10, 3)).source.shape                       # materializes that group only
     (10, 3)
     """
-    if copy is None or copy is False:
+    if _COPY_KEYWORD and (copy is None or copy is False):
         # The common case first: NumPy reshapes the proxy without a copy (and raises every
         # argument error); only "a copy is needed" goes on.
         try:
@@ -320,6 +326,6 @@ def reshape(view, shape, order="C", copy=None):
         part = view[tuple(key)]
         base = part.materialize(out=np.empty(part.shape, dtype=view.dtype, order=order))
         proxy = np.broadcast_to(base, old)
-    result = proxy.reshape(newshape, order=order, copy=False)
-    return _from_proxy(result, view, base)
+    # No group needs a copy now, so NumPy's reshape is a view.
+    return _from_proxy(proxy.reshape(newshape, order=order), view, base)
 

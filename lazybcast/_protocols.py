@@ -54,14 +54,19 @@ def _proxy(view):
 
 def dlpack(view, stream=None, max_version=None, dl_device=None, copy=None):
     """The DLPack capsule of ``view`` (see the module docstring); arguments as
-    ``ndarray.__dlpack__``."""
+    ``ndarray.__dlpack__``. Only the arguments given are passed on, so that NumPy 2.0 (which
+    takes ``stream`` alone) raises ``TypeError`` for the others and a consumer can retry
+    without them, as the DLPack protocol asks."""
+    kwargs = {"stream": stream}
+    for name, value in (("max_version", max_version), ("dl_device", dl_device)):
+        if value is not None:
+            kwargs[name] = value
     if copy:
-        array = view.materialize()
-        return array.__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device,
-                                copy=False)
+        return view.materialize().__dlpack__(**kwargs)
+    if copy is not None:
+        kwargs["copy"] = copy
     try:
-        return _proxy(view).__dlpack__(stream=stream, max_version=max_version,
-                                       dl_device=dl_device, copy=copy)
+        return _proxy(view).__dlpack__(**kwargs)
     except BufferError as exc:
         if "readonly" not in str(exc):
             raise

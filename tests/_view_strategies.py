@@ -8,6 +8,7 @@ step is applied on top. Its reference is the same request answered by NumPy
 """
 
 import numpy as np
+import pytest
 from _core_strategies import (
     DTYPES,
     assert_same,
@@ -20,7 +21,20 @@ from hypothesis import strategies as st
 
 from lazybcast import BroadcastView
 
-__all__ = ["assert_lazy", "assert_same", "numeric_dtypes", "outcome", "reshaped", "views"]
+__all__ = [
+    "NUMPY_2_1",
+    "assert_lazy",
+    "assert_same",
+    "numeric_dtypes",
+    "outcome",
+    "reshaped",
+    "views",
+]
+
+#: NumPy 2.1 added ``reshape(copy=)`` and DLPack 1.0 (``__dlpack__(max_version=)``, read-only
+#: export); the tests that compare against those skip on NumPy 2.0.
+NUMPY_2_1 = pytest.mark.skipif(np.lib.NumpyVersion(np.__version__) < "2.1.0",
+                               reason="needs NumPy >= 2.1 (reshape(copy=), DLPack 1.0)")
 
 #: dtypes that NumPy casts, compares and exports by DLPack (no strings, objects or records).
 numeric_dtypes = st.sampled_from([d for d in DTYPES if d.kind in "biufc"])

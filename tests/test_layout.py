@@ -6,7 +6,7 @@ import pickle
 
 import numpy as np
 import pytest
-from _view_strategies import assert_lazy, assert_same, outcome, reshaped, views
+from _view_strategies import NUMPY_2_1, assert_lazy, assert_same, outcome, reshaped, views
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -82,6 +82,7 @@ def test_broadcast_to_composes(pair, data):
                       outcome(np.broadcast_to, ref, shape), view)
 
 
+@NUMPY_2_1
 @given(pair=views(), data=st.data())
 def test_reshape(pair, data):
     view, ref = pair
@@ -170,6 +171,7 @@ def test_reshape_mixed_real_and_broadcast_merge_copies():
     assert_same(np.asarray(r), np.tile(x, 4))
 
 
+@NUMPY_2_1
 def test_reshape_argument_errors_are_numpys():
     v = lazybcast.broadcast_to(np.arange(6.0), (2, 6))
     a = np.broadcast_to(np.arange(6.0), (2, 6))

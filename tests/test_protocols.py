@@ -8,7 +8,14 @@ import warnings
 
 import numpy as np
 import pytest
-from _view_strategies import assert_lazy, assert_same, numeric_dtypes, outcome, views
+from _view_strategies import (
+    NUMPY_2_1,
+    assert_lazy,
+    assert_same,
+    numeric_dtypes,
+    outcome,
+    views,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -247,6 +254,7 @@ def test_missing_ndarray_attributes_name_the_cheap_way():
 # -- DLPack -------------------------------------------------------------------------------------------
 
 
+@NUMPY_2_1
 @given(pair=views(numeric_dtypes))
 def test_from_dlpack_shares_the_source(pair):
     view, ref = pair
@@ -260,6 +268,7 @@ def test_from_dlpack_shares_the_source(pair):
                 assert s == s_ref  # 0 on broadcast axes, negative where the data's are
 
 
+@NUMPY_2_1
 def test_dlpack_versions_and_copies():
     x = np.arange(3.0)
     v = lazybcast.broadcast_to(x, (4, 3))
