@@ -45,6 +45,7 @@ __all__ = [
     "expand_dims",
     "matrix_transpose",
     "moveaxis",
+    "ravel",
     "reshape",
     "squeeze",
     "swapaxes",
@@ -329,3 +330,25 @@ def reshape(view, shape, order="C", copy=None):
     # No group needs a copy now, so NumPy's reshape is a view.
     return _from_proxy(proxy.reshape(newshape, order=order), view, base)
 
+
+def ravel(view, order="C"):
+    """ravel(view, order="C")
+
+    The view as one axis, as ``numpy.ravel``: ``reshape(view, -1, order)`` for "C", "F" and
+    "A"; for "K" (memory order) NumPy's ravel of the equivalent array, kept lazy when that is a
+    view and wrapped when NumPy had to copy.
+
+    Examples
+    --------
+    >>> import numpy as np, lazybcast
+    >>> from lazybcast._layout import ravel
+    >>> r = ravel(lazybcast.broadcast_to(np.float32(1), (1000, 1000)))
+    >>> r.shape, r.source.shape
+    ((1000000,), (1,))
+    """
+    if order not in ("K", "k"):
+        return reshape(view, -1, order)
+    result = _proxy(view).ravel(order)
+    if result.flags.owndata:  # NumPy copied: the copy is the new source
+        return BroadcastView._from_ndarray(result, result, view.mode)
+    return _from_proxy(result, view)

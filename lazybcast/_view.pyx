@@ -298,19 +298,19 @@ cdef class BroadcastView:
     def ravel(self, order="C"):
         """ravel(order="C")
 
-        The view as one axis: ``reshape(-1, order=order)``, lazy when the axes merge (see
-        :meth:`reshape`), as ``ndarray.ravel`` (which copies only when it must)."""
+        The view as one axis, as ``ndarray.ravel`` (which copies only when it must): lazy when
+        the axes merge (see :meth:`reshape`)."""
         from lazybcast import _layout
-        if order in ("K", "k"):
-            order = "C"
-        return _layout.reshape(self, -1, order)
+        return _layout.ravel(self, order)
 
     def flatten(self, order="C"):
         """flatten(order="C")
 
         A new writeable one-axis ndarray of the values (always a copy, as ``ndarray.flatten``).
         """
-        return self.materialize().flatten(order)
+        if order == "C":
+            return self.materialize().reshape(-1)  # the kernel's C-ordered copy, no second one
+        return self._as_ndarray().flatten(order)  # NumPy's reading of "F", "A" and "K"
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         """astype(dtype, order="K", casting="unsafe", subok=True, copy=True)
