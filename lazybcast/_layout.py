@@ -45,6 +45,7 @@ __all__ = [
     "expand_dims",
     "matrix_transpose",
     "moveaxis",
+    "ravel",
     "reshape",
     "squeeze",
     "swapaxes",
@@ -54,24 +55,19 @@ __all__ = [
 
 _RESHAPE_COPY = "Unable to avoid creating a copy while reshaping."
 
+#: ``ndarray.reshape(..., copy=)`` exists from NumPy 2.1 on; before, this module decides alone.
+_COPY_KEYWORD = np.lib.NumpyVersion(np.__version__) >= "2.1.0"
+
 
 def _proxy(view):
     """The view as a read-only NumPy array with stride 0 on broadcast axes (no copy)."""
-    return np.broadcast_to(view.source, view.shape)
+    return view._as_ndarray()
 
 
 def _from_proxy(result, view, base=None):
     """Read a NumPy view of a proxy back as a :class:`BroadcastView`: an axis of stride 0 and
     size > 1 is broadcast, so one element of it is all the source needs."""
-    key = None
-    for d, (n, stride) in enumerate(zip(result.shape, result.strides)):
-        if stride == 0 and n > 1:
-            if key is None:
-                key = [slice(None)] * result.ndim
-            key[d] = slice(0, 1)
-    source = result if key is None else result[tuple(key)]
-    return BroadcastView._checked(source, result.shape, view.base if base is None else base,
-                                  view.mode)
+    return BroadcastView._from_ndarray(result, view.base if base is None else base, view.mode)
 
 
 def transpose(view, axes=None):
@@ -242,11 +238,14 @@ def _nests(shape, strides, start, stop, order):
 
 
 def _resolve(shape, newshape, order, copy):
-    """``newshape`` as a tuple of ints (``-1`` inferred), ``order`` as "C" or "F", by NumPy's
-    own reshape of a stride-0 array of ``shape`` (which never copies), so that every error is
-    NumPy's."""
+    """``newshape`` as a tuple of ints (``-1`` inferred) and ``order`` as "C", "F" or "A", by
+    NumPy's own reshape of a stride-0 array of ``shape`` (which never copies), so that every
+    error is NumPy's."""
     dummy = np.broadcast_to(np.empty((), dtype=np.uint8), shape)
-    resolved = dummy.reshape(newshape, order=order, copy=copy).shape
+    if _COPY_KEYWORD:
+        resolved = dummy.reshape(newshape, order=order, copy=copy).shape
+    else:
+        resolved = dummy.reshape(newshape, order=order).shape
     if order in ("A", "a"):  # NumPy's "A": "F" for Fortran-contiguous-only data
         proxy_order = "A"
     else:
@@ -292,7 +291,18 @@ def reshape(view, shape, order="C", copy=None):
     >>> reshape(v, (10, 3)).source.shape                       # materializes that group only
     (10, 3)
     """
-    newshape, order = _resolve(view.shape, shape, order, copy)
+    if _COPY_KEYWORD and (copy is None or copy is False):
+        # The common case first: NumPy reshapes the proxy without a copy (and raises every
+        # argument error); only "a copy is needed" goes on.
+        try:
+            result = _proxy(view).reshape(shape, order=order, copy=False)
+        except ValueError as exc:
+            if copy is False or str(exc) != _RESHAPE_COPY:
+                raise
+        else:
+            return _from_proxy(result, view)
+    newshape, order = _resolve(view.shape, shape, order, copy)  # NumPy checked ``copy`` too
+    forbid = copy is not None and not copy
     if copy:
         view = view.copy()
     proxy = _proxy(view)
@@ -307,7 +317,7 @@ def reshape(view, shape, order="C", copy=None):
     ]
     base = None
     if copied:
-        if copy is False:
+        if forbid:
             raise ValueError(_RESHAPE_COPY)
         # The copied groups' axes at full size; the other broadcast axes keep one element.
         key = [slice(None)] * len(old)
@@ -317,6 +327,28 @@ def reshape(view, shape, order="C", copy=None):
         part = view[tuple(key)]
         base = part.materialize(out=np.empty(part.shape, dtype=view.dtype, order=order))
         proxy = np.broadcast_to(base, old)
-    result = proxy.reshape(newshape, order=order, copy=False)
-    return _from_proxy(result, view, base)
+    # No group needs a copy now, so NumPy's reshape is a view.
+    return _from_proxy(proxy.reshape(newshape, order=order), view, base)
 
+
+def ravel(view, order="C"):
+    """ravel(view, order="C")
+
+    The view as one axis, as ``numpy.ravel``: ``reshape(view, -1, order)`` for "C", "F" and
+    "A"; for "K" (memory order) NumPy's ravel of the equivalent array, kept lazy when that is a
+    view and wrapped when NumPy had to copy.
+
+    Examples
+    --------
+    >>> import numpy as np, lazybcast
+    >>> from lazybcast._layout import ravel
+    >>> r = ravel(lazybcast.broadcast_to(np.float32(1), (1000, 1000)))
+    >>> r.shape, r.source.shape
+    ((1000000,), (1,))
+    """
+    if order not in ("K", "k"):
+        return reshape(view, -1, order)
+    result = _proxy(view).ravel(order)
+    if result.flags.owndata:  # NumPy copied: the copy is the new source
+        return BroadcastView._from_ndarray(result, result, view.mode)
+    return _from_proxy(result, view)

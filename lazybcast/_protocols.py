@@ -34,25 +34,39 @@ import numpy as np
 
 from lazybcast._view import BroadcastView
 
-__all__ = ["astype", "contains", "copy", "dlpack", "flags", "missing_attribute", "read_only"]
+__all__ = [
+    "Flags",
+    "astype",
+    "contains",
+    "copy",
+    "dlpack",
+    "flags",
+    "missing_attribute",
+    "read_only",
+]
 
 _ORDERS = ("C", "F", "A", "K")
 
 
 def _proxy(view):
-    return np.broadcast_to(view.source, view.shape)
+    return view._as_ndarray()
 
 
 def dlpack(view, stream=None, max_version=None, dl_device=None, copy=None):
     """The DLPack capsule of ``view`` (see the module docstring); arguments as
-    ``ndarray.__dlpack__``."""
+    ``ndarray.__dlpack__``. Only the arguments given are passed on, so that NumPy 2.0 (which
+    takes ``stream`` alone) raises ``TypeError`` for the others and a consumer can retry
+    without them, as the DLPack protocol asks."""
+    kwargs = {"stream": stream}
+    for name, value in (("max_version", max_version), ("dl_device", dl_device)):
+        if value is not None:
+            kwargs[name] = value
     if copy:
-        array = view.materialize()
-        return array.__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device,
-                                copy=False)
+        return view.materialize().__dlpack__(**kwargs)
+    if copy is not None:
+        kwargs["copy"] = copy
     try:
-        return _proxy(view).__dlpack__(stream=stream, max_version=max_version,
-                                       dl_device=dl_device, copy=copy)
+        return _proxy(view).__dlpack__(**kwargs)
     except BufferError as exc:
         if "readonly" not in str(exc):
             raise
@@ -83,13 +97,42 @@ def copy(view, order="C"):
     return BroadcastView._checked(view.source.copy(), view.shape, None, view.mode)
 
 
+class Flags:
+    """``view.flags``: NumPy's flags of the equivalent ``np.broadcast_to`` array, to read
+    (``flags.c_contiguous``, ``flags["C"]``, ...); setting one raises ``ValueError``, since
+    a view is always read-only (NumPy would let ``writeable`` be set on that array)."""
+
+    __slots__ = ("_flags",)
+
+    def __init__(self, flags):
+        object.__setattr__(self, "_flags", flags)
+
+    def __getattr__(self, name):
+        return getattr(self._flags, name)
+
+    def __getitem__(self, key):
+        return self._flags[key]
+
+    def __setattr__(self, name, value):
+        raise ValueError(
+            f"cannot set the {name} flag of a BroadcastView: a view is read-only; use "
+            f"view.materialize() for a writeable array"
+        )
+
+    __setitem__ = __setattr__
+
+    def __eq__(self, other):
+        return self._flags == (other._flags if isinstance(other, Flags) else other)
+
+    __hash__ = None  # type: ignore[assignment]  # compared by value, like NumPy's flags
+
+    def __repr__(self):
+        return repr(self._flags)
+
+
 def flags(view):
-    """``view.flags``: the proxy's flags (a ``numpy`` flags object). The proxy is made from a
-    read-only view of the source, so ``flags.writeable = True`` raises as for any array whose
-    memory cannot be written."""
-    source = view.source.view()
-    source.flags.writeable = False
-    return np.broadcast_to(source, view.shape).flags
+    """``view.flags`` (see :class:`Flags`)."""
+    return Flags(_proxy(view).flags)
 
 
 def contains(view, value):
@@ -111,10 +154,8 @@ def read_only(name):
 
 
 def missing_attribute(name):
-    """The ``AttributeError`` for a name a view does not have; for an ndarray attribute it
-    names the cheap ways to get one."""
-    if name.startswith("__") or not hasattr(np.ndarray, name):
-        return AttributeError(f"'BroadcastView' object has no attribute {name!r}")
+    """The ``AttributeError`` for an ndarray attribute a view does not have: it names the
+    cheap ways to get one."""
     return AttributeError(
         f"'BroadcastView' object has no attribute {name!r} (an ndarray attribute): "
         f"np.asarray(view).{name} works on the zero-copy, read-only ndarray of the view, and "

@@ -58,6 +58,18 @@ def _format_bytes(n):
         n /= 1000.0
 
 
+def _missing(name):
+    """A property for an ndarray attribute that a view does not have: reading it raises an
+    AttributeError naming the cheap ways (see lazybcast._protocols.missing_attribute)."""
+
+    def get(self):
+        from lazybcast import _protocols
+        raise _protocols.missing_attribute(name)
+
+    return property(get, doc=f"Not available on a view: np.asarray(view).{name} (zero-copy) "
+                             f"or view.materialize().{name}.")
+
+
 cdef class BroadcastView:
     """A read-only, lazily broadcast array.
 
@@ -184,6 +196,53 @@ cdef class BroadcastView:
 
     # -- as an ndarray: layout (lazybcast._layout), conversions and protocols (_protocols) -------
 
+    def _as_ndarray(self):
+        """_as_ndarray()
+
+        The view as a read-only ndarray over the source's memory, stride 0 on broadcast axes
+        (what ``np.broadcast_to(view.source, view.shape)`` returns), built in C: the zero-copy
+        form that ``__array__``, DLPack and the layout functions start from."""
+        cdef cnp.ndarray source = self._source
+        cdef int d, ndim = len(self.shape)
+        cdef cnp.npy_intp dims[cnp.NPY_MAXDIMS]
+        cdef cnp.npy_intp strides[cnp.NPY_MAXDIMS]
+        cdef cnp.PyArray_Descr* descr = cnp.PyArray_DESCR(source)
+        for d in range(ndim):
+            dims[d] = self.shape[d]
+            # np.broadcast_to keeps the source's stride on an axis of size 1
+            strides[d] = cnp.PyArray_STRIDES(source)[d] if dims[d] == 1 else self.strides[d]
+        Py_INCREF(<object>descr)  # PyArray_NewFromDescr steals a reference
+        cdef cnp.ndarray result = <cnp.ndarray>lzb_new_from_descr(
+            &lzb_ndarray_type, descr, ndim, dims, strides, cnp.PyArray_DATA(source), 0, NULL)
+        cnp.set_array_base(result, source)  # read-only (flags 0), keeps the source alive
+        return result
+
+    @staticmethod
+    def _from_ndarray(cnp.ndarray result, base, str mode):
+        """_from_ndarray(result, base, mode)
+
+        The view that ``result`` (an ndarray over a view's memory, for example a transposed
+        :meth:`_as_ndarray`) shows: an axis of stride 0 and size > 1 is broadcast, so the new
+        source keeps one element of it. No copy; O(ndim)."""
+        cdef int d, ndim = cnp.PyArray_NDIM(result)
+        cdef bint broadcast = False
+        cdef cnp.npy_intp dims[cnp.NPY_MAXDIMS]
+        cdef cnp.PyArray_Descr* descr
+        cdef cnp.ndarray source = result
+        for d in range(ndim):
+            dims[d] = cnp.PyArray_DIMS(result)[d]
+            if cnp.PyArray_STRIDES(result)[d] == 0 and dims[d] > 1:
+                dims[d] = 1
+                broadcast = True
+        if broadcast:
+            descr = cnp.PyArray_DESCR(result)
+            Py_INCREF(<object>descr)  # PyArray_NewFromDescr steals a reference
+            source = <cnp.ndarray>lzb_new_from_descr(
+                &lzb_ndarray_type, descr, ndim, dims, cnp.PyArray_STRIDES(result),
+                cnp.PyArray_DATA(result), 0, NULL)
+            cnp.set_array_base(source, result)
+        return BroadcastView._wrap(source, (<object>result).shape, base, mode)
+
     @property
     def T(self):
         """The view with its axes reversed (lazy, as ``ndarray.T``)."""
@@ -256,19 +315,19 @@ cdef class BroadcastView:
     def ravel(self, order="C"):
         """ravel(order="C")
 
-        The view as one axis: ``reshape(-1, order=order)``, lazy when the axes merge (see
-        :meth:`reshape`), as ``ndarray.ravel`` (which copies only when it must)."""
+        The view as one axis, as ``ndarray.ravel`` (which copies only when it must): lazy when
+        the axes merge (see :meth:`reshape`)."""
         from lazybcast import _layout
-        if order in ("K", "k"):
-            order = "C"
-        return _layout.reshape(self, -1, order)
+        return _layout.ravel(self, order)
 
     def flatten(self, order="C"):
         """flatten(order="C")
 
         A new writeable one-axis ndarray of the values (always a copy, as ``ndarray.flatten``).
         """
-        return self.materialize().flatten(order)
+        if order == "C":
+            return self.materialize().reshape(-1)  # the kernel's C-ordered copy, no second one
+        return self._as_ndarray().flatten(order)  # NumPy's reading of "F", "A" and "K"
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         """astype(dtype, order="K", casting="unsafe", subok=True, copy=True)
@@ -334,35 +393,35 @@ cdef class BroadcastView:
         """item(*args)
 
         One element as a Python scalar, as ``ndarray.item`` (no copy)."""
-        return np.broadcast_to(self._source, self.shape).item(*args)
+        return self._as_ndarray().item(*args)
 
     def tolist(self):
         """tolist()
 
         The values as nested Python lists, as ``ndarray.tolist`` (one Python object per
         logical element)."""
-        return np.broadcast_to(self._source, self.shape).tolist()
+        return self._as_ndarray().tolist()
 
     def __contains__(self, value):
         from lazybcast import _protocols
         return _protocols.contains(self, value)
 
     def __int__(self):
-        return int(np.broadcast_to(self._source, self.shape))
+        return int(self._as_ndarray())
 
     def __float__(self):
-        return float(np.broadcast_to(self._source, self.shape))
+        return float(self._as_ndarray())
 
     def __complex__(self):
-        return complex(np.broadcast_to(self._source, self.shape))
+        return complex(self._as_ndarray())
 
     def __index__(self):
-        return np.broadcast_to(self._source, self.shape).__index__()
+        return self._as_ndarray().__index__()
 
     def __format__(self, spec):
         if not spec:
             return str(self)
-        return format(np.broadcast_to(self._source, self.shape), spec)
+        return format(self._as_ndarray(), spec)
 
     def fill(self, value):
         """Not supported: a view is read-only."""
@@ -395,11 +454,31 @@ cdef class BroadcastView:
 
     def __dlpack_device__(self):
         """``(kDLCPU, 0)``: a view lives in host memory."""
-        return np.broadcast_to(self._source, self.shape).__dlpack_device__()
+        return self._as_ndarray().__dlpack_device__()
 
-    def __getattr__(self, name):
-        from lazybcast import _protocols
-        raise _protocols.missing_attribute(name)
+    # ndarray attributes a view does not have: each raises an AttributeError that names the
+    # cheap way (hasattr() stays False). Properties, not __getattr__: a __getattr__ would slow
+    # down every failed lookup, and NumPy probes several on each np.asarray(view).
+    tobytes = _missing("tobytes")
+    tofile = _missing("tofile")
+    dump = _missing("dump")
+    dumps = _missing("dumps")
+    data = _missing("data")
+    ctypes = _missing("ctypes")
+    byteswap = _missing("byteswap")
+    setflags = _missing("setflags")
+    getfield = _missing("getfield")
+    setfield = _missing("setfield")
+    take = _missing("take")
+    repeat = _missing("repeat")
+    argsort = _missing("argsort")
+    argpartition = _missing("argpartition")
+    searchsorted = _missing("searchsorted")
+    nonzero = _missing("nonzero")
+    diagonal = _missing("diagonal")
+    trace = _missing("trace")
+    compress = _missing("compress")
+    choose = _missing("choose")
 
     def __repr__(self):
         held = self._source.size * self._source.dtype.itemsize
@@ -511,7 +590,7 @@ cdef class BroadcastView:
                     f"copy=False forbids it"
                 )
             return self._with_source(self._source.astype(dtype)).materialize()
-        return np.broadcast_to(self._source, self.shape)
+        return self._as_ndarray()
 
     cdef BroadcastView _with_source(self, cnp.ndarray source):
         return BroadcastView._wrap(source, self.shape, self.base, self.mode)
