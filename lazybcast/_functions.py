@@ -133,9 +133,9 @@ def _reshape(a, shape=None, order="C", *, newshape=None, copy=None):
 
 @_implements(np.ravel)
 def _ravel(a, order="C"):
-    if type(a) is not BroadcastView or order not in ("C", "F"):
+    if type(a) is not BroadcastView:
         return NotImplemented
-    return _layout_module.reshape(a, -1, order)
+    return _layout_module.ravel(a, order)
 
 
 # -- elementwise functions -----------------------------------------------------------------------
