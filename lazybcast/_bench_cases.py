@@ -19,13 +19,14 @@ plus ``huge`` for outputs of :data:`HUGE` bytes or more and ``quick`` for the su
 ['quick', 'rgb', 'small-inner', 'sweep']
 """
 
+import importlib
 import math
 
 import numpy as np
 
 from lazybcast._api import broadcast, broadcast_to
 
-__all__ = ["CASES", "HUGE", "Case", "select"]
+__all__ = ["CASES", "EXTRA_GROUPS", "HUGE", "Case", "OpCase", "groups", "select"]
 
 MiB = 1 << 20
 HUGE = 64 * MiB
@@ -80,6 +81,59 @@ class Case:
 
     def __repr__(self):
         return f"Case({self.name!r}, nbytes={self.nbytes})"
+
+
+class OpCase:
+    """A named case timing any operation against NumPy (and torch): for extra case groups.
+
+    ``case()`` returns ``(name, impls, tags)``: ``impls`` maps ``"lazybcast"`` and ``"numpy"``
+    (and optionally ``"torch"``) to callables of no argument that each return their result.
+    The bench times them taking turns (``"torch"`` with one and with two threads), then checks
+    each result against NumPy's (same shape, values within ``rtol``).
+
+    Parameters
+    ----------
+    name : str
+        Unique, human-readable.
+    tags : iterable of str
+        What the case covers; ``quick`` puts it in ``--quick``.
+    make : callable
+        ``make()`` builds the arrays and returns the ``impls`` dict.
+    nbytes : int
+        Bytes the case allocates (``--max-bytes`` skips larger ones).
+    rtol : float
+        Relative tolerance of the value check (0: exact).
+
+    Examples
+    --------
+    >>> case = OpCase("sum (1000,) f8", {"quick"}, lambda: {
+    ...     "lazybcast": lambda: 1000.0, "numpy": lambda: np.ones(1000).sum()}, nbytes=8000)
+    >>> name, impls, tags = case()
+    >>> name, sorted(impls), impls["numpy"]()
+    ('sum (1000,) f8', ['lazybcast', 'numpy'], np.float64(1000.0))
+    """
+
+    __slots__ = ("name", "tags", "nbytes", "rtol", "_make")
+
+    def __init__(self, name, tags, make, *, nbytes=0, rtol=1e-6):
+        self.name = name
+        self.tags = frozenset(tags)
+        self.nbytes = int(nbytes)
+        self.rtol = float(rtol)
+        self._make = make
+
+    def __call__(self):
+        impls = dict(self._make())
+        missing = {"lazybcast", "numpy"} - set(impls)
+        unknown = set(impls) - {"lazybcast", "numpy", "torch"}
+        if missing or unknown:
+            raise ValueError(f"case {self.name!r}: impls must have 'lazybcast' and 'numpy' and "
+                             f"may have 'torch'; missing {sorted(missing)}, unknown "
+                             f"{sorted(unknown)}")
+        return self.name, impls, self.tags
+
+    def __repr__(self):
+        return f"OpCase({self.name!r}, nbytes={self.nbytes})"
 
 
 def _values(shape, dtype):
@@ -252,7 +306,46 @@ if len(set(_names)) != len(_names):  # pragma: no cover - a guard for whoever ed
 del _names
 
 
-def select(*, quick=False, max_bytes=None, pattern=None):
+# -- extra case groups ------------------------------------------------------------------------
+
+EXTRA_GROUPS = (
+    "lazybcast._bench_lazy",  # issue 10: ufunc chains and reductions (branch duck-ufuncs)
+)
+"""Modules whose case groups ``python -m lazybcast bench`` runs after the materialize suite.
+
+Each module defines ``CASES``, a list of :class:`OpCase` (timed against NumPy and torch, each
+group in its own table) or :class:`Case` (timed as the materialize suite is, limit included),
+and optionally ``TITLE``, the heading of its table. A module that is not installed is skipped,
+so wiring a new group in is one line here.
+"""
+
+
+def groups(modules=None):
+    """groups(modules=None)
+
+    ``[(title, cases), ...]`` of the extra case groups of ``modules`` (default
+    :data:`EXTRA_GROUPS`) that can be imported; a module that does not exist is skipped (an
+    error inside one that does is raised).
+
+    Examples
+    --------
+    >>> groups(["lazybcast._no_such_bench_module"])
+    []
+    """
+    found = []
+    for name in EXTRA_GROUPS if modules is None else modules:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name or name.startswith(f"{exc.name}."):
+                continue  # the group's module (or its package) is not there
+            raise
+        cases = list(getattr(module, "CASES", ()))
+        found.append((getattr(module, "TITLE", name), cases))
+    return found
+
+
+def select(*, quick=False, max_bytes=None, pattern=None, cases=None):
     """The cases to run, in suite order.
 
     Parameters
@@ -263,6 +356,8 @@ def select(*, quick=False, max_bytes=None, pattern=None):
         Drop cases whose output is larger.
     pattern : str, optional
         Keep cases whose name or one of whose tags contains this text (case-insensitive).
+    cases : list, optional
+        Choose among these (default :data:`CASES`), e.g. an extra group's.
 
     Examples
     --------
@@ -271,7 +366,7 @@ def select(*, quick=False, max_bytes=None, pattern=None):
     ['pdpd (3,4) f4 [2,1,4,5] axis=1 -> (2,3,4,5)']
     """
     chosen = []
-    for case in CASES:
+    for case in CASES if cases is None else cases:
         if quick and "quick" not in case.tags:
             continue
         if max_bytes is not None and case.nbytes > max_bytes:
