@@ -31,6 +31,12 @@ def plot_problem():
     return None
 
 
+def _fmt(v):
+    if v is None:
+        return "n/a"
+    return f"{v:.2f}x" if v < 10 else f"{v:.0f}x"
+
+
 def _speedups(ax, results):
     rows = sorted(results, key=lambda r: r["speedup"])
     ys = range(len(rows))
@@ -48,10 +54,15 @@ def _speedups(ax, results):
     ax.set_yticks(list(ys))
     ax.set_yticklabels([r["name"] for r in rows], fontsize=6.5)
     ax.set_ylim(-0.7, len(rows) - 0.3)
-    for y, r in zip(ys, rows):
-        ax.annotate(f"{r['speedup']:.2f}x" if r["speedup"] < 10 else f"{r['speedup']:.0f}x",
-                    (max(r["speedup"], 1.0), y), xytext=(3, 0), textcoords="offset points",
-                    va="center", fontsize=5.5, color="0.25")
+    # The numbers, in a column right of the plot: NumPy, torch 1t, torch 2t.
+    where = ax.get_yaxis_transform()  # x in axes fraction, y in data
+    for x, key, peer in ((1.02, "speedup", "numpy"), (1.11, "speedup_torch_1t", "torch 1t"),
+                         (1.20, "speedup_torch_2t", "torch 2t")):
+        ax.text(x, len(rows) - 0.2, peer.replace("numpy", "NumPy"), transform=where,
+                fontsize=6.5, color=COLORS[peer], va="bottom", clip_on=False)
+        for y, r in zip(ys, rows):
+            ax.text(x, y, _fmt(r.get(key)), transform=where, va="center", fontsize=6.5,
+                    color=COLORS[peer], clip_on=False)
     ax.set_xlabel("speedup: the peer's time / lazybcast's time (log; right of 1x: "
                   "lazybcast faster)", fontsize=8)
     ax.grid(True, axis="x", which="both", alpha=0.3)
@@ -67,11 +78,13 @@ def _throughput(ax, results):
         return None if t is None else r["nbytes"] / t["best"] / 1e9
 
     for bound, style in (("memset", "-"), ("copy", "--")):
-        pts = []
+        best = {}  # output size -> the fastest limit measured at that size
         for r in rows:
             keys = [k for k in (f"{bound} 1t", f"{bound} 2t") if k in r["times"]]
             if keys:
-                pts.append((r["nbytes"], max(gbs(r, k) for k in keys)))
+                best[r["nbytes"]] = max([best.get(r["nbytes"], 0)]
+                                        + [gbs(r, k) for k in keys])
+        pts = sorted(best.items())
         if len(pts) > 1:
             ax.plot(*zip(*pts), style, color=COLORS[bound], lw=1.2, alpha=0.8, zorder=2,
                     label="limit: memset of a non-zero byte" if bound == "memset"
@@ -95,7 +108,7 @@ def _throughput(ax, results):
     ax.set_xlabel("output size (bytes)", fontsize=8)
     ax.set_ylabel("GB/s of output written", fontsize=8)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(loc="upper left", fontsize=6.5, framealpha=0.6)
+    ax.legend(loc="best", fontsize=6.5, framealpha=0.8)
     ax.set_title("throughput against output size, with the write limits", fontsize=10)
 
 
@@ -143,7 +156,7 @@ def plot(report, path):
         return fig.add_axes((left / width, bottom / height, w / width, h / height))
 
     top = height - 1.0  # room for the title
-    _speedups(axes(3.4, 0.7, 5.6, top - 0.9), results)
+    _speedups(axes(3.4, 0.7, 4.6, top - 0.9), results)
     right_h = top - 0.7
     _throughput(axes(10.1, 0.7 + right_h * 0.45 + 0.5, 6.6, right_h * 0.55 - 0.6), results)
     _fractions(axes(13.2, 0.7, 3.5, right_h * 0.45 - 0.4), results)
