@@ -124,11 +124,11 @@ def summary_block(report):
         "full table in [benchmarks/RESULTS.md](benchmarks/RESULTS.md)). Speedup = the peer's "
         "time / lazybcast's (above 1x: lazybcast is faster).",
         "",
-        "| cases | vs NumPy | vs torch, 1 thread | vs torch, 2 threads |",
-        "| --- | ---: | ---: | ---: |",
+        "| cases | n | vs NumPy | vs torch, 1 thread | vs torch, 2 threads |",
+        "| --- | ---: | ---: | ---: | ---: |",
     ]
     geo = [s["peers"][p]["geomean"] for p in PEERS]
-    lines.append("| all (geometric mean) | " + " | ".join(
+    lines.append(f"| all (geometric mean) | {s['cases']} | " + " | ".join(
         "n/a" if g is None else f"**{g:.2f}x**" for g in geo) + " |")
     for label, test in KINDS:
         chosen = [r for r in results if test(r)]
@@ -136,9 +136,9 @@ def summary_block(report):
             continue
         cells = [_range([r[_RATIO_KEYS[p]] for r in chosen if r[_RATIO_KEYS[p]] is not None])
                  for p in PEERS]
-        lines.append(f"| {label} ({len(chosen)}) | " + " | ".join(cells) + " |")
+        lines.append(f"| {label} | {len(chosen)} | " + " | ".join(cells) + " |")
     slower = [len(s["peers"][p]["slower"]) if s["peers"][p]["cases"] else None for p in PEERS]
-    lines.append("| slower than the peer | " + " | ".join(
+    lines.append("| slower than the peer | | " + " | ".join(
         "n/a" if n is None else f"{n} case" + ("" if n == 1 else "s") for n in slower) + " |")
     huge = s.get("huge") or {}
     parts = [f"{h['fraction']:.2f} of the {bound} limit (target {h['target']}; "

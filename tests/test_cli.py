@@ -302,7 +302,7 @@ def test_bench_json_and_markdown_files(tmp_path):
     summary = readme.read_text()
     assert summary.startswith("intro\n<!-- bench-summary:begin -->\nMeasured on ")
     assert _bench_machine.cpu_line(machine) in summary
-    assert "| transposed sources (2-D) (1) |" in summary and "old" not in summary
+    assert "| transposed sources (2-D) | 1 |" in summary and "old" not in summary
     assert summary.endswith("<!-- bench-summary:end -->\nrest\n")
 
 
