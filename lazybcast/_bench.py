@@ -32,7 +32,7 @@ import time
 
 import numpy as np
 
-from lazybcast._bench_cases import HUGE, Case, groups, select
+from lazybcast._bench_cases import EXTRA_GROUPS, HUGE, Case, groups, select
 from lazybcast._bench_machine import describe, machine_line
 from lazybcast._bench_peers import Limits, load_torch, source_bytes, torch_copy
 
@@ -497,10 +497,17 @@ def run(quick=False, *, json_path=None, plot_path=None, markdown_paths=(), threa
 
     cases = select(quick=quick, max_bytes=max_bytes, pattern=pattern)
     extra = []
-    for title, group in groups(extra_groups):
-        chosen = select(quick=quick, max_bytes=max_bytes, pattern=pattern, cases=group)
-        if chosen:
-            extra.append((title, chosen))
+    for module in EXTRA_GROUPS if extra_groups is None else extra_groups:
+        try:
+            found = groups([module])
+        except Exception as exc:  # one broken group must not stop the suite: say why, go on
+            print(f"note: case group {module} skipped: {type(exc).__name__}: {exc}",
+                  file=sys.stderr)
+            continue
+        for title, group in found:
+            chosen = select(quick=quick, max_bytes=max_bytes, pattern=pattern, cases=group)
+            if chosen:
+                extra.append((title, chosen))
     if budget is None:
         budget = 0.4 if quick else 1.0
     min_repeat = 3 if quick else 5
@@ -560,13 +567,20 @@ def run(quick=False, *, json_path=None, plot_path=None, markdown_paths=(), threa
                         printer.progress(i, len(views), case)
                         view_results.append(_measure(case, setup))
                         printer.line(_text_line(row(view_results[-1]), (width,) + _WIDTHS))
+                errors = []
                 if ops:
                     _table_head(printer, OP_COLUMNS, (width,) + _OP_WIDTHS)
                     for i, case in enumerate(ops, 1):
                         printer.progress(i, len(ops), case)
-                        op_results.append(_measure_op(case, setup))
+                        try:
+                            op_results.append(_measure_op(case, setup))
+                        except Exception as exc:  # a broken case: say so, time the others
+                            errors.append(case.name)
+                            printer.line(f"{case.name}  [ERROR: {type(exc).__name__}: {exc}]")
+                            continue
                         printer.line(_text_line(op_row(op_results[-1]), (width,) + _OP_WIDTHS))
                 group_summary = summarize_ops(op_results + view_results)
+                group_summary["wrong"] += errors
                 for line in summary_lines({**group_summary, "huge": {}}):
                     printer.line(line)
                 group_reports.append({"title": title, "results": view_results,

@@ -325,7 +325,8 @@ def groups(modules=None):
 
     ``[(title, cases), ...]`` of the extra case groups of ``modules`` (default
     :data:`EXTRA_GROUPS`) that can be imported; a module that does not exist is skipped (an
-    error inside one that does is raised).
+    error inside one that does is raised, and so is a ``TypeError`` for ``CASES`` items that
+    are neither :class:`OpCase` nor :class:`Case`).
 
     Examples
     --------
@@ -341,6 +342,10 @@ def groups(modules=None):
                 continue  # the group's module (or its package) is not there
             raise
         cases = list(getattr(module, "CASES", ()))
+        wrong = [c for c in cases if not isinstance(c, (Case, OpCase))]
+        if wrong:
+            raise TypeError(f"{name}.CASES must hold lazybcast._bench_cases.OpCase or Case "
+                            f"objects; got {type(wrong[0]).__name__} ({wrong[0]!r})")
         found.append((getattr(module, "TITLE", name), cases))
     return found
 

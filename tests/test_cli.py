@@ -356,6 +356,8 @@ CASES = [
         "numpy": lambda: np.broadcast_to(_src, (8, 4)).sum()}, nbytes=32),
     OpCase("wrong on purpose", set(), lambda: {
         "lazybcast": lambda: 1.0, "numpy": lambda: 2.0}),
+    OpCase("raises on purpose", set(), lambda: {
+        "lazybcast": lambda: 1 / 0, "numpy": lambda: 2.0}),
     Case("view case (4,) f8 -> (8,4)", (8, 4), np.float64, set(),
          lambda: lazybcast.broadcast_to(_src, (8, 4))),
 ]
@@ -373,7 +375,7 @@ def group_module(tmp_path, monkeypatch):
 def test_groups_skip_missing_modules(group_module):
     assert groups(["lazybcast._no_such_module", "no_such_package.cases"]) == []
     ((title, cases),) = groups([group_module, "lazybcast._no_such_module"])
-    assert title == "test group" and len(cases) == 3
+    assert title == "test group" and len(cases) == 4
 
 
 def test_bench_runs_extra_groups(group_module):
@@ -387,8 +389,26 @@ def test_bench_runs_extra_groups(group_module):
     assert "test group:" in text
     assert _table_row(text, "sum of a view").count("n/a") == 4
     assert "[WRONG VALUES]" in _table_row(text, "wrong on purpose")
+    assert "[ERROR: ZeroDivisionError" in _table_row(text, "raises on purpose")
     assert _table_row(text, "view case (4,) f8 -> (8,4)")
     assert code == 1  # a wrong value in any group fails the run
+
+
+def test_a_broken_group_is_skipped_with_a_note(tmp_path, monkeypatch):
+    (tmp_path / "lzb_test_bad_group.py").write_text("CASES = [object()]\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(TypeError, match="must hold lazybcast._bench_cases.OpCase or Case"):
+        groups(["lzb_test_bad_group"])
+    from lazybcast._bench import run
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = run(pattern="pdpd (3,4)", budget=0.001, torch=False,
+                   extra_groups=["lzb_test_bad_group"])
+    sys.modules.pop("lzb_test_bad_group", None)
+    assert code == 0
+    assert "note: case group lzb_test_bad_group skipped: TypeError" in err.getvalue()
+    assert _table_row(out.getvalue(), "pdpd (3,4) f4")
 
 
 def test_opcase_checks_its_impls():
