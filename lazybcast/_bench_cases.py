@@ -316,7 +316,33 @@ EXTRA_GROUPS = (
 Each module defines ``CASES``, a list of :class:`OpCase` (timed against NumPy and torch, each
 group in its own table) or :class:`Case` (timed as the materialize suite is, limit included),
 and optionally ``TITLE``, the heading of its table. A module that is not installed is skipped,
-so wiring a new group in is one line here.
+so wiring a new group in is one line here. For example (``lazybcast/_bench_lazy.py``)::
+
+    import numpy as np
+    import lazybcast
+    from lazybcast._bench_cases import OpCase
+
+    TITLE = "ufunc chains and reductions at source cost"
+
+    def _exp_sum():
+        src = np.linspace(0, 1, 1024, dtype=np.float32)
+        shape = (262144, 1024)  # 1 GiB logical, 4 kB held
+        view, ref = lazybcast.broadcast_to(src, shape), np.broadcast_to(src, shape)
+        impls = {"lazybcast": lambda: np.exp(view).sum(axis=1),
+                 "numpy": lambda: np.exp(ref).sum(axis=1)}
+        try:
+            import torch
+        except ImportError:
+            return impls
+        t = torch.from_numpy(src).expand(shape)
+        impls["torch"] = lambda: torch.exp(t).sum(dim=1)
+        return impls
+
+    CASES = [OpCase("np.exp(view).sum(axis=1), (1024,) f4 -> (262144,1024)",
+                    {"ufunc", "reduction", "quick"}, _exp_sum, nbytes=4096, rtol=1e-5)]
+
+Results that are views are compared with ``np.asarray``; a case that raises is reported and
+skipped; ``--quick`` runs the cases tagged ``quick`` (keep them short: CI runs it).
 """
 
 
