@@ -390,7 +390,8 @@ def summary_lines(summary):
         if not p["cases"]:
             geo.append(f"{peer} n/a")
             continue
-        geo.append(f"{p['geomean']:.2f}x over {peer} ({p['cases']} cases)")
+        geo.append(f"{p['geomean']:.2f}x over {peer} ({p['cases']} case"
+                   + ("s)" if p["cases"] != 1 else ")"))
         low.append(f"{p['worst']['speedup']:.2f}x vs {peer} ({p['worst']['name']})")
         slow.append(f"{len(p['slower'])} vs {peer}")
     lines = ["geometric-mean speedup: " + ", ".join(geo)]

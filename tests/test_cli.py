@@ -251,7 +251,7 @@ def test_bench_torch_columns():
     cells = _table_row(out, "pdpd (3,4) f4").split()
     assert "n/a" not in cells
     assert cells[-5].endswith("x") and cells[-2].endswith("x")  # vs numpy .. vs torch 2t
-    assert "geometric-mean speedup:" in out and "over torch 2t (1 cases)" in out
+    assert "geometric-mean speedup:" in out and "over torch 2t (1 case)" in out
     assert torch.get_num_threads() == threads  # restored after the run
 
 
