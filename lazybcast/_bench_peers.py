@@ -3,7 +3,8 @@
 **torch** (optional): the same copy written the way a PyTorch user writes it, into the same
 output buffer (``torch.from_numpy(out)`` shares its memory), timed with
 ``torch.set_num_threads(1)`` and ``(2)`` (the thread count is set before each timed call,
-outside the timing). :func:`torch_copy` builds it from NumPy's broadcast view of the case:
+outside the timing, followed by one untimed call so that the timed one does not pay for
+re-forming the thread team). :func:`torch_copy` builds it from NumPy's broadcast view of the case:
 
 * a broadcast (a zero stride) is ``out.copy_(src.expand(shape))``;
 * a transposed or permuted source (a layout change) is ``out.copy_(src.permute(...))``: the
