@@ -20,6 +20,20 @@ values written by lazybcast and torch are checked against NumPy's after timing.
 
 Extra case groups (:data:`lazybcast._bench_cases.EXTRA_GROUPS`, e.g. ufunc chains) follow, one
 table each, against NumPy and torch.
+
+The ``--json`` report: ``command``, ``quick``, ``budget``, ``threads``, ``elapsed``,
+``machine`` (:func:`lazybcast._bench_machine.describe`), ``summary`` (:func:`summarize`),
+``results`` (one dict per case: ``name``, ``tags``, ``shape``, ``dtype``, ``nbytes``,
+``source_nbytes`` (bytes that must be read), ``times`` (per callable: ``best``, ``median``,
+``n``; callables ``lazybcast``, ``numpy``, ``torch 1t``, ``torch 2t``, ``memset 1t``,
+``memset 2t``, ``copy 1t``, ``copy 2t``, those that ran), ``torch`` (the torch code timed, or
+why not), ``bound`` (``memset`` or ``copy``), ``limit`` (the fastest callable of the bound),
+``speedup`` / ``speedup_torch_1t`` / ``speedup_torch_2t`` (peer time / lazybcast time, None
+without the peer), ``speedup_median``, ``fraction_of_limit``, ``correct``,
+``torch_correct``), ``scaling`` (``--scaling``: per case ``times`` of ``threads=1``,
+``threads=2``, ``torch 1t``, ``torch 2t``, ``speedup`` (2t over 1t), ``limit`` (name, time),
+``fraction_of_limit_1t`` / ``_2t``, ``vs_torch_1t`` / ``_2t``) and ``groups`` (per extra group:
+``title``, ``results``, ``ops``, ``summary``).
 """
 
 import ctypes
