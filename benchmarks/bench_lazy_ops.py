@@ -1,8 +1,8 @@
 """Ufunc chains and reductions on a view against NumPy (``np.broadcast_to``) and torch
 (``expand``) on the same logical array.
 
-The cases are :data:`lazybcast._bench_lazy.CASES` (shared with ``python -m lazybcast bench
---lazy``). Each case is one pytest-benchmark group with the callables ``lazybcast``, ``numpy``
+The cases are :data:`lazybcast._bench_lazy.CASES` (an extra group of ``python -m lazybcast
+bench``). Each case is one pytest-benchmark group with the callables ``lazybcast``, ``numpy``
 and ``torch`` (one thread, as NumPy's ufuncs; skipped without torch). The peers' ratio to
 lazybcast (their time over ours, > 1: lazybcast faster) goes to ``extra_info`` and to the
 measurements printed at the end; the ratio to expect is logical / source bytes.
@@ -13,19 +13,23 @@ In the smoke mode (``--benchmark-disable``) the peers skip cases of 64 MiB or mo
 import numpy as np
 import pytest
 
-from lazybcast._bench_lazy import CASES, check
+from lazybcast._bench_lazy import CASES, SOURCE_NBYTES
 
 IMPLS = ("lazybcast", "numpy", "torch")
 _BEST = {}  # case name -> lazybcast's best time, for the peers' ratios
 
 
 @pytest.fixture(scope="module")
-def torch():
+def one_torch_thread():
     torch = pytest.importorskip("torch", reason="torch is an optional peer")
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
-    yield torch
+    yield
     torch.set_num_threads(threads)
+
+
+def _value(result):
+    return result.numpy() if hasattr(result, "detach") else np.asarray(result)
 
 
 @pytest.mark.parametrize("impl", IMPLS)
@@ -33,23 +37,24 @@ def torch():
 def test_lazy_op(benchmark, note, smoke, request, case, impl):
     if smoke and impl != "lazybcast" and "huge" in case.tags:
         pytest.skip("logical size >= 64 MiB: the peers run only when benchmarks are enabled")
-    torch = request.getfixturevalue("torch") if impl == "torch" else None
-    name, impls, _ = case(torch)
+    if impl == "torch":
+        request.getfixturevalue("one_torch_thread")
+    name, impls, _ = case()
+    source = SOURCE_NBYTES[name]
     benchmark.group = name
     benchmark.extra_info["logical_bytes"] = case.nbytes
-    benchmark.extra_info["source_bytes"] = case.source_nbytes
-    benchmark.extra_info["logical_over_source"] = case.nbytes / case.source_nbytes
-    result = benchmark(impls[impl])
+    benchmark.extra_info["source_bytes"] = source
+    benchmark.extra_info["logical_over_source"] = case.nbytes / source
+    result = _value(benchmark(impls[impl]))
+    expected = np.asarray(impls["numpy"]())
+    assert result.shape == expected.shape, name
+    assert np.allclose(result, expected, rtol=case.rtol, atol=1e-6), name
+    if benchmark.stats is None:
+        return
     if impl == "lazybcast":
-        assert check({"numpy": impls["numpy"], "lazybcast": lambda: result}), name
-        if benchmark.stats is not None:
-            _BEST[name] = benchmark.stats.stats.min
-    else:
-        expected = np.asarray(impls["lazybcast"]())
-        got = result.numpy() if impl == "torch" else np.asarray(result)
-        assert np.allclose(got, expected, rtol=1e-4, atol=1e-6), name
-        if benchmark.stats is not None and name in _BEST:
-            ratio = benchmark.stats.stats.min / _BEST[name]
-            note(f"{impl}_over_lazybcast", ratio,
-                 f"{impl} {ratio:.0f}x slower than lazybcast (logical/source "
-                 f"{case.nbytes / case.source_nbytes:.0f}x)")
+        _BEST[name] = benchmark.stats.stats.min
+    elif name in _BEST:
+        ratio = benchmark.stats.stats.min / _BEST[name]
+        note(f"{impl}_over_lazybcast", ratio,
+             f"{impl} {ratio:.0f}x slower than lazybcast (logical/source "
+             f"{case.nbytes / source:.0f}x)")
