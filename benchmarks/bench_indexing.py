@@ -2,13 +2,19 @@
 
 Basic indexing (ints, slices, ``...``, ``None``) is lazy on both sides: a new view, no copy.
 Advanced indexing (integer arrays, masks) gathers: ``view[idx]`` (our nogil gather kernel)
-against ``np.broadcast_to(...)[idx]``. Each key is one group, lazybcast next to NumPy.
+against ``np.broadcast_to(...)[idx]``. Each key is one group, lazybcast next to NumPy and, when
+torch is installed, ``tensor[key]`` on the expanded tensor (``src.expand(shape)``, the key's
+arrays made tensors beforehand; torch's default thread count). torch has no negative slice
+steps: that key is skipped for it.
 """
 
 import numpy as np
 import pytest
 
 import lazybcast
+from lazybcast._bench_peers import load_torch
+
+IMPLS = ["lazybcast", "numpy", "torch"]
 
 _source = np.arange(1024, dtype=np.float32)
 _shape = (4096, 1024)  # 16 MiB logical
@@ -39,29 +45,51 @@ ADVANCED = {
 
 
 def _values(result):
-    return result.materialize() if isinstance(result, lazybcast.BroadcastView) else result
+    if isinstance(result, lazybcast.BroadcastView):
+        return result.materialize()
+    if hasattr(result, "numpy") and not isinstance(result, np.generic):  # a torch tensor
+        return result.numpy()
+    return result
 
 
-@pytest.mark.parametrize("impl", ["lazybcast", "numpy"])
+def _torch_target(key):
+    """(expanded tensor, key with tensors for arrays), skipping what torch cannot index."""
+    torch = load_torch()
+    if torch is None:
+        pytest.skip("torch is not installed")
+    parts = key if isinstance(key, tuple) else (key,)
+    if any(isinstance(k, slice) and (k.step or 1) < 0 for k in parts):
+        pytest.skip("torch has no negative slice steps")
+    parts = tuple(torch.from_numpy(np.ascontiguousarray(k)) if isinstance(k, np.ndarray) else k
+                  for k in parts)
+    target = torch.from_numpy(_source.copy()).expand(_shape)
+    return target, (parts if isinstance(key, tuple) else parts[0])
+
+
+def _target(impl, key):
+    if impl == "torch":
+        return _torch_target(key)
+    return (VIEW if impl == "lazybcast" else REF), key
+
+
+@pytest.mark.parametrize("impl", IMPLS)
 @pytest.mark.parametrize("name", list(BASIC))
 def test_basic(benchmark, name, impl):
-    key = BASIC[name]
     benchmark.group = f"basic index: {name}"
-    target = VIEW if impl == "lazybcast" else REF
+    want = REF[BASIC[name]]
+    target, key = _target(impl, BASIC[name])
     result = benchmark(target.__getitem__, key)
-    want = REF[key]
     got = _values(result)
     assert np.shape(got) == np.shape(want) and np.array_equal(got, want)
     if impl == "lazybcast" and np.ndim(want):
         assert isinstance(result, lazybcast.BroadcastView), "basic indexing must stay lazy"
 
 
-@pytest.mark.parametrize("impl", ["lazybcast", "numpy"])
+@pytest.mark.parametrize("impl", IMPLS)
 @pytest.mark.parametrize("name", list(ADVANCED))
 def test_advanced(benchmark, name, impl):
-    key = ADVANCED[name]
     benchmark.group = f"gather: {name}"
-    target = VIEW if impl == "lazybcast" else REF
-    result = benchmark(target.__getitem__, key)
-    want = REF[key]
+    want = REF[ADVANCED[name]]
+    target, key = _target(impl, ADVANCED[name])
+    result = _values(benchmark(target.__getitem__, key))
     assert result.shape == want.shape and np.array_equal(result, want)

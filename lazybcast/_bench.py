@@ -1,55 +1,90 @@
-"""``python -m lazybcast bench``: materialize() against NumPy and the write limit, in one process.
+"""``python -m lazybcast bench``: materialize() against NumPy, PyTorch and the write limit.
 
 For every case of :mod:`lazybcast._bench_cases`, on one preallocated output, time
 
-* ``view.materialize(out=out)`` (lazybcast),
+* ``view.materialize(out=out)`` (lazybcast; ``threads=`` as given, default the library's own
+  choice);
 * ``np.copyto(out, np.broadcast_to(...))`` (NumPy; the broadcast view is made once, outside
-  the timing, exactly as the lazybcast view is),
-* the write limit: the faster of ``out.fill(0)`` and a C ``memset`` of the same buffer;
-* a C ``memset`` of the same buffer with a non-zero byte: some machines write zeros to memory
-  faster than any other value (on the 2-core EPYC VM this was measured on, twice as fast for
-  outputs beyond the cache), so this is the limit for writing real data.
+  the timing, exactly as the lazybcast view is);
+* the same copy in PyTorch with one and with two threads (``torch 1t``, ``torch 2t``; optional,
+  ``n/a`` without torch; see :mod:`lazybcast._bench_peers`);
+* the write limit, with one and two threads: a ``memset`` of the output with a non-zero byte,
+  and for cases whose source is as large as the output (transposes, layout changes) a
+  ``memcpy`` of the same bytes. "of limit" is the faster of the right bound's two timings over
+  lazybcast's time.
 
-Each timed sample is one call between two ``time.perf_counter()`` reads. The four callables
-take turns within every round, so machine noise hits them alike; a case stops after its time
-budget (and at least ``min_repeat`` rounds). Best and median are kept; the table shows best.
+Each timed sample is one call between two ``time.perf_counter()`` reads. The callables take
+turns within every round, so machine noise hits them alike; a case stops after its time budget
+(and at least ``min_repeat`` rounds). Best and median are kept; the table shows best. The
+values written by lazybcast and torch are checked against NumPy's after timing.
+
+Extra case groups (:data:`lazybcast._bench_cases.EXTRA_GROUPS`, e.g. ufunc chains) follow, one
+table each, against NumPy and torch.
+
+The ``--json`` report: ``command``, ``quick``, ``budget``, ``threads``, ``elapsed``,
+``machine`` (:func:`lazybcast._bench_machine.describe`), ``summary`` (:func:`summarize`),
+``results`` (one dict per case: ``name``, ``tags``, ``shape``, ``dtype``, ``nbytes``,
+``source_nbytes`` (bytes that must be read), ``times`` (per callable: ``best``, ``median``,
+``n``; callables ``lazybcast``, ``numpy``, ``torch 1t``, ``torch 2t``, ``memset 1t``,
+``memset 2t``, ``copy 1t``, ``copy 2t``, those that ran), ``torch`` (the torch code timed, or
+why not), ``bound`` (``memset`` or ``copy``), ``limit`` (the fastest callable of the bound),
+``speedup`` / ``speedup_torch_1t`` / ``speedup_torch_2t`` (peer time / lazybcast time, None
+without the peer), ``speedup_median``, ``fraction_of_limit``, ``correct``,
+``torch_correct``), ``scaling`` (``--scaling``: per case ``times`` of ``threads=1``,
+``threads=2``, ``torch 1t``, ``torch 2t``, ``speedup`` (2t over 1t), ``limit`` (name, time),
+``fraction_of_limit_1t`` / ``_2t``, ``vs_torch_1t`` / ``_2t``) and ``groups`` (per extra group:
+``title``, ``results``, ``ops``, ``summary``).
 """
 
 import ctypes
-import datetime
 import json
 import math
-import os
-import platform
-import re
 import statistics
-import subprocess
 import sys
+import textwrap
 import time
 
 import numpy as np
 
-from lazybcast._bench_cases import HUGE, select
+from lazybcast._bench_cases import EXTRA_GROUPS, HUGE, Case, groups, select
+from lazybcast._bench_machine import describe, machine_line
+from lazybcast._bench_peers import Limits, load_torch, source_bytes, torch_copy
 
-__all__ = ["run", "run_cases", "summarize"]
+__all__ = ["run", "run_cases", "summarize", "PEERS"]
 
-_NONZERO = 0x5A  # the byte of the non-zero memset
+PEERS = ("numpy", "torch 1t", "torch 2t")
+"""What lazybcast is compared with; the ratio keys are ``speedup``, ``speedup_torch_1t``,
+``speedup_torch_2t`` (the peer's best time over lazybcast's: > 1 means lazybcast is faster)."""
 
-_BEGIN = "<!-- bench:begin -->"
-_END = "<!-- bench:end -->"
+_RATIO_KEY = {"numpy": "speedup", "torch 1t": "speedup_torch_1t",
+              "torch 2t": "speedup_torch_2t"}
+
+TARGETS = {"memset": 0.9, "copy": 0.7}
+"""Issue 12's targets for outputs >= 64 MB: fraction of the write limit by kind of bound."""
+
+_SCALING_MIN = 4 << 20  # outputs this large or larger get the threads=1 vs threads=2 table
 
 
 # -- timing -----------------------------------------------------------------------------------
 
 def _time_interleaved(fns, budget, min_repeat, max_repeat):
-    """Best, median and count of single-call times of each callable, taking turns per round."""
-    for fn in fns.values():  # warm up: page faults, caches, lazy imports
+    """Best, median and count of single-call times of each callable, taking turns per round.
+
+    A value of ``fns`` is a callable or a ``(setup, fn)`` pair: ``setup()`` runs before each
+    call of ``fn``, outside the timing (torch's thread count).
+    """
+    calls = {key: (v if isinstance(v, tuple) else (None, v)) for key, v in fns.items()}
+    for setup, fn in calls.values():  # warm up: page faults, caches, lazy imports, threads
+        if setup is not None:
+            setup()
         fn()
-    samples = {key: [] for key in fns}
+    samples = {key: [] for key in calls}
     clock = time.perf_counter
     start = clock()
     for i in range(max_repeat):
-        for key, fn in fns.items():
+        for key, (setup, fn) in calls.items():
+            if setup is not None:
+                setup()
             t0 = clock()
             fn()
             samples[key].append(clock() - t0)
@@ -60,47 +95,168 @@ def _time_interleaved(fns, budget, min_repeat, max_repeat):
 
 
 def _same_bytes(out, ref):
-    a = out.reshape(-1).view(np.uint8)
+    a = np.ascontiguousarray(out).reshape(-1).view(np.uint8)
     b = np.ascontiguousarray(ref).reshape(-1).view(np.uint8)
-    return bool(np.array_equal(a, b))
+    return a.shape == b.shape and bool(np.array_equal(a, b))
 
 
-def _measure(case, budget, min_repeat, max_repeat, threads):
+def _scribble(out):
+    """Overwrite ``out`` (so a check cannot pass on what an earlier writer left)."""
+    ctypes.memset(out.ctypes.data, 0xA5, out.nbytes)
+
+
+def _ratio(times, peer, stat="best", ours="lazybcast"):
+    if peer not in times or ours not in times:
+        return None
+    return times[peer][stat] / times[ours][stat]
+
+
+class _Setup:
+    """What every case of a run shares: the budget, lazybcast's threads, torch, the limits."""
+
+    def __init__(self, budget, min_repeat, max_repeat, threads, torch, limits):
+        self.budget, self.min_repeat, self.max_repeat = budget, min_repeat, max_repeat
+        self.threads, self.torch, self.limits = threads, torch, limits
+
+    def time(self, fns):
+        return _time_interleaved(fns, self.budget, self.min_repeat, self.max_repeat)
+
+    def torch_threads(self, fn):
+        """{"torch 1t": (setup, fn), "torch 2t": (setup, fn)}.
+
+        The setup sets torch's thread count and makes one untimed call: the first parallel
+        region after a change of thread count forms OpenMP's team anew (measured 5-15% slower
+        at best-of-N for a 4 MB copy), which a user who does not switch never pays.
+        """
+        torch = self.torch
+
+        def setup(t):
+            torch.set_num_threads(t)
+            fn()
+
+        return {f"torch {t}t": ((lambda t=t: setup(t)), fn) for t in (1, 2)}
+
+
+def _measure(case, setup):
     name, view, tags = case()
     out = np.empty(view.shape, view.dtype)
     ref = np.asarray(view)  # NumPy's zero-copy broadcast view of the same source
-    address, nbytes, memset = out.ctypes.data, out.nbytes, ctypes.memset
+    threads = setup.threads
+    read = source_bytes(ref)
+    bound = "copy" if out.nbytes and read >= out.nbytes else "memset"
     fns = {
         "lazybcast": lambda: view.materialize(out=out, threads=threads),
         "numpy": lambda: np.copyto(out, ref),
-        "fill": lambda: out.fill(0),
-        "memset": lambda: memset(address, 0, nbytes),
-        "memset_nonzero": lambda: memset(address, _NONZERO, nbytes),
     }
-    times = _time_interleaved(fns, budget, min_repeat, max_repeat)
+    torch_fn, torch_what = None, "n/a: torch not installed or --no-torch"
+    if setup.torch is not None:
+        torch_fn, torch_what = torch_copy(setup.torch, ref, out)
+        if torch_fn is not None:
+            fns.update(setup.torch_threads(torch_fn))
+    fns.update(setup.limits.memset(out))
+    copy_src = None
+    if bound == "copy":
+        copy_src = np.full(out.nbytes, 0x33, np.uint8)
+        fns.update(setup.limits.copy(out, copy_src))
+    times = setup.time(fns)
+    del copy_src
+
+    _scribble(out)
     view.materialize(out=out, threads=threads)
     correct = _same_bytes(out, ref)
-    limit = min(("fill", "memset"), key=lambda k: times[k]["best"])
-    ours, theirs, lim = times["lazybcast"], times["numpy"], times[limit]
-    return {
+    torch_correct = None
+    if torch_fn is not None:
+        _scribble(out)
+        torch_correct = _same_bytes(torch_fn().numpy(), ref)
+    limit = min((k for k in times if k.startswith(bound + " ")), key=lambda k: times[k]["best"])
+    result = {
         "name": name,
         "tags": sorted(tags),
         "shape": list(view.shape),
         "dtype": str(view.dtype),
-        "nbytes": int(nbytes),
+        "nbytes": int(out.nbytes),
+        "source_nbytes": int(read),
         "times": times,
+        "torch": torch_what,
+        "bound": bound,
         "limit": limit,
-        "speedup": theirs["best"] / ours["best"],
-        "speedup_median": theirs["median"] / ours["median"],
-        "fraction_of_limit": lim["best"] / ours["best"],
-        "fraction_of_nonzero_limit": times["memset_nonzero"]["best"] / ours["best"],
+        "speedup_median": _ratio(times, "numpy", "median"),
+        "fraction_of_limit": times[limit]["best"] / times["lazybcast"]["best"],
         "correct": correct,
+        "torch_correct": torch_correct,
     }
+    for peer, key in _RATIO_KEY.items():
+        result[key] = _ratio(times, peer)
+    return result
+
+
+def _measure_scaling(case, setup, limit):
+    """threads=1 against threads=2 for lazybcast, beside torch with 1 and 2 threads."""
+    name, view, _ = case()
+    out = np.empty(view.shape, view.dtype)
+    fns = {f"threads={t}": (lambda t=t: view.materialize(out=out, threads=t)) for t in (1, 2)}
+    if setup.torch is not None:
+        torch_fn, _ = torch_copy(setup.torch, np.asarray(view), out)
+        if torch_fn is not None:
+            fns.update(setup.torch_threads(torch_fn))
+    times = setup.time(fns)
+    t1, t2 = times["threads=1"], times["threads=2"]
+    return {
+        "name": name,
+        "nbytes": int(out.nbytes),
+        "times": times,
+        "speedup": t1["best"] / t2["best"],
+        "speedup_median": t1["median"] / t2["median"],
+        "limit": limit,
+        "fraction_of_limit_1t": None if limit is None else limit[1] / t1["best"],
+        "fraction_of_limit_2t": None if limit is None else limit[1] / t2["best"],
+        "vs_torch_1t": _ratio(times, "torch 1t", ours="threads=1"),
+        "vs_torch_2t": _ratio(times, "torch 2t", ours="threads=2"),
+    }
+
+
+def _as_numpy(value):
+    if hasattr(value, "detach") and hasattr(value, "numpy"):  # a torch tensor
+        value = value.detach().numpy()
+    return np.asarray(value)
+
+
+def _close(value, expected, rtol):
+    a, b = _as_numpy(value), _as_numpy(expected)
+    if a.shape != b.shape:
+        return False
+    if rtol == 0 or b.dtype.kind not in "fc":
+        return bool(np.array_equal(a, b, equal_nan=b.dtype.kind in "fc"))
+    return bool(np.allclose(a, b, rtol=rtol, atol=0, equal_nan=True))
+
+
+def _measure_op(case, setup):
+    name, impls, tags = case()
+    fns = {"lazybcast": impls["lazybcast"], "numpy": impls["numpy"]}
+    torch_fn = impls.get("torch") if setup.torch is not None else None
+    if torch_fn is not None:
+        fns.update(setup.torch_threads(torch_fn))
+    times = setup.time(fns)
+    expected = impls["numpy"]()
+    result = {
+        "name": name,
+        "tags": sorted(tags),
+        "nbytes": case.nbytes,
+        "times": times,
+        "speedup_median": _ratio(times, "numpy", "median"),
+        "correct": _close(impls["lazybcast"](), expected, case.rtol),
+        "torch_correct": None if torch_fn is None else _close(torch_fn(), expected, case.rtol),
+    }
+    for peer, key in _RATIO_KEY.items():
+        result[key] = _ratio(times, peer)
+    return result
 
 
 # -- reporting --------------------------------------------------------------------------------
 
 def _fmt_time(seconds):
+    if seconds is None:
+        return "n/a"
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
         if seconds >= scale:
             return f"{seconds / scale:.4g} {unit}"
@@ -114,22 +270,76 @@ def _fmt_bytes(n):
     return f"{n} B"
 
 
-_COLUMNS = ("case", "out", "lazybcast", "numpy", "limit", "speedup", "median", "of limit",
-            "of nz limit")
+def _fmt_ratio(value, suffix="x"):
+    return "n/a" if value is None else f"{value:.2f}{suffix}"
 
 
-def _row(r):
+def _best(times, key):
+    return times[key]["best"] if key in times else None
+
+
+def _flag(r):
+    flags = []
+    if not r["correct"]:
+        flags.append("[WRONG VALUES]")
+    if r.get("torch_correct") is False:
+        flags.append("[torch: wrong values]")
+    return r["name"] + "".join("  " + f for f in flags)
+
+
+COLUMNS = ("case", "out", "lazybcast", "numpy", "torch 1t", "torch 2t", "limit", "bound",
+           "vs numpy", "median", "vs torch 1t", "vs torch 2t", "of limit")
+_WIDTHS = (9, 10, 10, 10, 10, 10, 9, 8, 8, 11, 11, 8)
+
+
+def row(r):
+    """The table cells of one materialize result."""
+    t = r["times"]
     return (
-        r["name"] + ("" if r["correct"] else "  [WRONG VALUES]"),
+        _flag(r),
         _fmt_bytes(r["nbytes"]),
-        _fmt_time(r["times"]["lazybcast"]["best"]),
-        _fmt_time(r["times"]["numpy"]["best"]),
-        _fmt_time(r["times"][r["limit"]]["best"]),
-        f"{r['speedup']:.2f}x",
-        f"{r['speedup_median']:.2f}x",
+        _fmt_time(_best(t, "lazybcast")),
+        _fmt_time(_best(t, "numpy")),
+        _fmt_time(_best(t, "torch 1t")),
+        _fmt_time(_best(t, "torch 2t")),
+        _fmt_time(_best(t, r["limit"])),
+        r["limit"],
+        _fmt_ratio(r["speedup"]),
+        _fmt_ratio(r["speedup_median"]),
+        _fmt_ratio(r["speedup_torch_1t"]),
+        _fmt_ratio(r["speedup_torch_2t"]),
         f"{r['fraction_of_limit']:.2f}",
-        f"{r['fraction_of_nonzero_limit']:.2f}",
     )
+
+
+OP_COLUMNS = ("case", "lazybcast", "numpy", "torch 1t", "torch 2t", "vs numpy", "median",
+              "vs torch 1t", "vs torch 2t")
+_OP_WIDTHS = (10, 10, 10, 10, 8, 8, 11, 11)
+
+
+def op_row(r):
+    """The table cells of one extra-group (OpCase) result."""
+    t = r["times"]
+    return (_flag(r), _fmt_time(_best(t, "lazybcast")), _fmt_time(_best(t, "numpy")),
+            _fmt_time(_best(t, "torch 1t")), _fmt_time(_best(t, "torch 2t")),
+            _fmt_ratio(r["speedup"]), _fmt_ratio(r["speedup_median"]),
+            _fmt_ratio(r["speedup_torch_1t"]), _fmt_ratio(r["speedup_torch_2t"]))
+
+
+SCALING_COLUMNS = ("case", "out", "threads=1", "threads=2", "2t / 1t", "median", "limit",
+                   "of limit 1t", "of limit 2t", "1t vs torch 1t", "2t vs torch 2t")
+_SCALING_WIDTHS = (9, 10, 10, 8, 8, 9, 11, 11, 14, 14)
+
+
+def scaling_row(r):
+    """The table cells of one threads=1 / threads=2 result."""
+    t = r["times"]
+    limit = r["limit"]
+    return (r["name"], _fmt_bytes(r["nbytes"]), _fmt_time(_best(t, "threads=1")),
+            _fmt_time(_best(t, "threads=2")), _fmt_ratio(r["speedup"]),
+            _fmt_ratio(r["speedup_median"]), "n/a" if limit is None else limit[0],
+            _fmt_ratio(r["fraction_of_limit_1t"], ""), _fmt_ratio(r["fraction_of_limit_2t"], ""),
+            _fmt_ratio(r["vs_torch_1t"]), _fmt_ratio(r["vs_torch_2t"]))
 
 
 def _text_line(cells, widths):
@@ -137,305 +347,275 @@ def _text_line(cells, widths):
     return f"{first:<{widths[0]}}" + "".join(f" {c:>{w}}" for c, w in zip(rest, widths[1:]))
 
 
-def summarize(results):
-    """Headline numbers of a list of case results (the ``results`` of :func:`run_cases`).
+def _geomean(values):
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
 
-    Returns a dict: ``cases``, ``geomean_speedup``, ``worst`` (name and speedup of the case
-    with the lowest speedup), ``slower_than_numpy`` (names), ``huge_min_fraction`` (name and
-    fraction of the write limit of the worst case of at least 64 MiB, or None),
-    ``huge_min_fraction_nonzero`` (the same against the non-zero memset) and ``wrong`` (names
-    of cases whose output did not match NumPy's).
+
+def _peer_summary(results):
+    peers = {}
+    for peer, key in _RATIO_KEY.items():
+        rated = [r for r in results if r.get(key) is not None]
+        worst = min(rated, key=lambda r: r[key]) if rated else None
+        peers[peer] = {
+            "cases": len(rated),
+            "geomean": _geomean([r[key] for r in rated]),
+            "worst": None if worst is None else {"name": worst["name"], "speedup": worst[key]},
+            "slower": [r["name"] for r in rated if r[key] < 1.0],
+        }
+    return peers
+
+
+def summarize(results):
+    """Headline numbers of a list of materialize results (the ``results`` of :func:`run_cases`).
+
+    Returns a dict: ``cases``; ``geomean_speedup``, ``worst`` and ``slower_than_numpy`` (against
+    NumPy); ``peers`` (for each of :data:`PEERS`: ``cases`` compared, ``geomean``, ``worst``
+    name and speedup, ``slower`` names); ``huge`` (for each kind of bound, ``memset`` and
+    ``copy``: the name, fraction of the limit and target of the worst case of at least 64 MiB,
+    or None); ``wrong`` and ``torch_wrong`` (names of cases whose output did not match NumPy's).
     """
-    if not results:
-        return {"cases": 0, "geomean_speedup": None, "worst": None, "slower_than_numpy": [],
-                "huge_min_fraction": None, "huge_min_fraction_nonzero": None, "wrong": []}
-    geo = math.exp(sum(math.log(r["speedup"]) for r in results) / len(results))
-    worst = min(results, key=lambda r: r["speedup"])
-    huge = [r for r in results if r["nbytes"] >= HUGE]
-    worst_huge = min(huge, key=lambda r: r["fraction_of_limit"]) if huge else None
-    worst_huge_nz = min(huge, key=lambda r: r["fraction_of_nonzero_limit"]) if huge else None
+    peers = _peer_summary(results)
+    huge = {}
+    for bound, target in TARGETS.items():
+        rows = [r for r in results if r["nbytes"] >= HUGE and r.get("bound") == bound]
+        worst = min(rows, key=lambda r: r["fraction_of_limit"]) if rows else None
+        huge[bound] = None if worst is None else {
+            "name": worst["name"], "fraction": worst["fraction_of_limit"], "target": target,
+            "cases": len(rows)}
+    numpy_peer = peers["numpy"]
     return {
         "cases": len(results),
-        "geomean_speedup": geo,
-        "worst": {"name": worst["name"], "speedup": worst["speedup"]},
-        "slower_than_numpy": [r["name"] for r in results if r["speedup"] < 1.0],
-        "huge_min_fraction": None if worst_huge is None else {
-            "name": worst_huge["name"], "fraction": worst_huge["fraction_of_limit"]},
-        "huge_min_fraction_nonzero": None if worst_huge_nz is None else {
-            "name": worst_huge_nz["name"],
-            "fraction": worst_huge_nz["fraction_of_nonzero_limit"]},
+        "geomean_speedup": numpy_peer["geomean"],
+        "worst": numpy_peer["worst"],
+        "slower_than_numpy": numpy_peer["slower"],
+        "peers": peers,
+        "huge": huge,
         "wrong": [r["name"] for r in results if not r["correct"]],
+        "torch_wrong": [r["name"] for r in results if r.get("torch_correct") is False],
     }
 
 
-def _summary_lines(summary):
+def summarize_ops(results):
+    """Headline numbers of an extra group's results: ``cases``, ``peers``, ``wrong``,
+    ``torch_wrong`` (as :func:`summarize`)."""
+    return {"cases": len(results), "peers": _peer_summary(results),
+            "wrong": [r["name"] for r in results if not r["correct"]],
+            "torch_wrong": [r["name"] for r in results if r.get("torch_correct") is False]}
+
+
+def summary_lines(summary):
+    """The summary as lines of text (printed, and bold in the markdown)."""
     if not summary["cases"]:
         return ["no cases selected"]
-    lines = [
-        f"geometric-mean speedup over NumPy: {summary['geomean_speedup']:.2f}x "
-        f"({summary['cases']} cases; target >= 3x)",
-        f"lowest speedup: {summary['worst']['speedup']:.2f}x ({summary['worst']['name']}); "
-        f"{len(summary['slower_than_numpy'])} case(s) slower than NumPy",
-    ]
-    if summary["huge_min_fraction"] is not None:
-        h = summary["huge_min_fraction"]
-        lines.append(f"outputs >= 64 MiB: lowest fraction of the write limit {h['fraction']:.2f} "
-                     f"({h['name']}; target >= 0.8)")
-        h = summary["huge_min_fraction_nonzero"]
-        lines.append(f"outputs >= 64 MiB: lowest fraction of the non-zero memset "
-                     f"{h['fraction']:.2f} ({h['name']})")
+    peers = summary["peers"]
+    geo, low, slow = [], [], []
+    for peer in PEERS:
+        p = peers[peer]
+        if not p["cases"]:
+            geo.append(f"{peer} n/a")
+            continue
+        geo.append(f"{p['geomean']:.2f}x over {peer} ({p['cases']} case"
+                   + ("s)" if p["cases"] != 1 else ")"))
+        low.append(f"{p['worst']['speedup']:.2f}x vs {peer} ({p['worst']['name']})")
+        slow.append(f"{len(p['slower'])} vs {peer}")
+    lines = ["geometric-mean speedup: " + ", ".join(geo)]
+    if low:
+        lines.append("lowest: " + "; ".join(low))
+        lines.append("cases slower than the peer: " + ", ".join(slow))
+    huge = summary.get("huge") or {}
+    parts = []
+    for bound in TARGETS:
+        h = huge.get(bound)
+        if h is not None:
+            parts.append(f"{h['fraction']:.2f} of the {bound} limit ({h['name']}; "
+                         f"target >= {h['target']})")
+    if parts:
+        lines.append("outputs >= 64 MiB, lowest: " + "; ".join(parts))
     if summary["wrong"]:
         lines.append(f"WRONG VALUES in {len(summary['wrong'])} case(s): "
                      + "; ".join(summary["wrong"]))
+    if summary.get("torch_wrong"):
+        lines.append(f"torch wrote different values in {len(summary['torch_wrong'])} case(s) "
+                     f"(the torch equivalent is wrong): " + "; ".join(summary["torch_wrong"]))
     return lines
 
 
-def _machine():
-    model = platform.processor() or platform.machine()
-    try:
-        text = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=10).stdout
-        found = re.search(r"^Model name:\s*(.+)$", text, re.M)
-        if found:
-            model = found.group(1).strip()
-    except (OSError, subprocess.SubprocessError):
-        pass
-    from lazybcast import __version__
-
-    commit = None
-    try:
-        here = os.path.dirname(os.path.abspath(__file__))
-        done = subprocess.run(["git", "-C", here, "rev-parse", "--short", "HEAD"],
-                              capture_output=True, text=True, timeout=10)
-        commit = done.stdout.strip() or None
-    except (OSError, subprocess.SubprocessError):
-        pass
-    from lazybcast._kernels import simd_features
-
-    return {
-        "cpu": model,
-        "cores": os.cpu_count(),
-        "simd": list(simd_features()),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "lazybcast": __version__,
-        "commit": commit,
-        "platform": platform.platform(),
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-    }
-
-
-def _markdown(report):
-    m = report["machine"]
-    lines = [
-        f"Run: `{report['command']}` on {m['date']}.",
-        "",
-        f"Machine: {m['cpu']}, {m['cores']} cores; Python {m['python']}, NumPy {m['numpy']}, "
-        f"lazybcast {m['lazybcast']}" + (f" (commit {m['commit']})" if m["commit"] else "")
-        + f"; {m['platform']}; kernels with "
-        + (" + ".join(m.get("simd", [])) or "portable C loops") + ".",
-        f"Best of N single calls (each case ran for about {report['budget']:g} s, the five "
-        f"callables taking turns); `threads={report['threads']}`.",
-        "",
-        "**" + "  \n".join(_summary_lines(report["summary"])) + "**",
-        "",
-        "| " + " | ".join(_COLUMNS) + " |",
-        "|" + "|".join(["---"] + ["---:"] * (len(_COLUMNS) - 1)) + "|",
-    ]
-    for r in report["results"]:
-        cells = list(_row(r))
-        cells[0] = f"`{cells[0]}`"
-        lines.append("| " + " | ".join(cells) + " |")
-    lines += [
-        "",
-        "Columns: best single-call time of `view.materialize(out=out)` (lazybcast), of "
-        "`np.copyto(out, np.broadcast_to(...))` (numpy) and of the faster of `out.fill(0)` and "
-        "a C `memset` (limit); speedup = numpy / lazybcast on best times, median = the same on "
-        "median times; of limit = limit / lazybcast (1.0 = as fast as filling the output with "
-        "zeros); of nz limit = the same against a `memset` with a non-zero byte (writing zeros "
-        "can be faster than writing data).",
-    ]
-    if report.get("scaling"):
-        lines += ["", f"Threads: `materialize(out=out, threads=t)` for every output of "
-                      f"{_SCALING_MIN >> 20} MiB or more, the thread counts taking turns "
-                      f"(best of N; median speedup in brackets).", "",
-                  "| case | out | threads=1 | threads=2 | speedup |",
-                  "|---|---:|---:|---:|---:|"]
-        for r in report["scaling"]:
-            t1, t2 = r["times"]["threads=1"], r["times"]["threads=2"]
-            lines.append(f"| `{r['name']}` | {_fmt_bytes(r['nbytes'])} | {_fmt_time(t1['best'])} "
-                         f"| {_fmt_time(t2['best'])} | {r['speedup']:.2f}x "
-                         f"({t1['median'] / t2['median']:.2f}x) |")
-    return "\n".join(lines) + "\n"
-
-
-def _write_markdown(path, block):
-    """Replace the text between the bench markers of ``path`` (append them if absent)."""
-    text = ""
-    if os.path.exists(path):
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    new = f"{_BEGIN}\n{block}{_END}"
-    if _BEGIN in text and _END in text:
-        head, rest = text.split(_BEGIN, 1)
-        tail = rest.split(_END, 1)[1]
-        text = head + new + tail
-    else:
-        text = text + ("\n" if text and not text.endswith("\n") else "") + new + "\n"
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
-
-
-def _plot(report, path):
-    import matplotlib  # type: ignore[import-not-found, unused-ignore]  # the plot extra
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # type: ignore[import-not-found, unused-ignore]
-
-    results = sorted(report["results"], key=lambda r: r["nbytes"])
-    fig, ax = plt.subplots(figsize=(9, 5.5), dpi=120)
-    series = (("limit", "write limit (fill(0) / memset 0)", "^", "0.55"),
-              ("memset_nonzero", "memset, non-zero byte", "v", "tab:green"),
-              ("numpy", "NumPy np.copyto", "s", "tab:orange"),
-              ("lazybcast", "lazybcast materialize(out=)", "o", "tab:blue"))
-    for key, label, marker, color in series:
-        xs = [r["nbytes"] for r in results]
-        ys = [r["nbytes"] / r["times"][r["limit"] if key == "limit" else key]["best"] / 1e9
-              for r in results]
-        ax.scatter(xs, ys, marker=marker, s=22, color=color, alpha=0.75, label=label,
-                   zorder=3 if key == "lazybcast" else 2)
-        # Connect the size sweeps so the trend with size reads at a glance.
-        for tag_name in ("rgb", "row"):
-            sweep = [(x, y) for x, y, r in zip(xs, ys, results)
-                     if "sweep" in r["tags"] and tag_name in r["tags"]]
-            if len(sweep) > 1:
-                ax.plot(*zip(*sweep), color=color, alpha=0.5, lw=1,
-                        ls="-" if tag_name == "rgb" else "--")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("output size (bytes)")
-    ax.set_ylabel("throughput (GB/s of output written)")
-    m = report["machine"]
-    s = report["summary"]
-    geo = s["geomean_speedup"]
-    ax.set_title(f"materialize() throughput, {s['cases']} cases"
-                 + (f", geomean {geo:.2f}x over NumPy" if geo else "")
-                 + f"\n{m['cpu']}, {m['cores']} cores, NumPy {m['numpy']}", fontsize=10)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(loc="upper left", fontsize=9,
-              title="lines: RGB sweep (solid), 64-float row sweep (dashed)", title_fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-
-
-def _check_plot_available():
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        return ("--plot needs matplotlib, which is not installed; install the plot extra: "
-                "python -m pip install 'lazybcast[plot]'")
-    return None
+_LEGEND = ("lazybcast = view.materialize(out=out); numpy = np.copyto(out, broadcast view); "
+           "torch 1t/2t = out.copy_(src.expand(...)) (permute/flip for layout cases) with "
+           "torch.set_num_threads(1)/(2); limit = the faster of 1 and 2 threads of the case's "
+           "bound: memset = memset of a non-zero byte, copy = memcpy of the same bytes (sources "
+           "as large as the output); vs X = X's time / lazybcast's (> 1: lazybcast faster); "
+           "median = vs numpy on median times; of limit = limit time / lazybcast time.")
 
 
 # -- running ----------------------------------------------------------------------------------
 
-_SCALING_MIN = 32 << 20  # outputs this large or larger get the threads=1 vs threads=2 table
-
-
-def _measure_scaling(case, budget, min_repeat, max_repeat):
-    name, view, _ = case()
-    out = np.empty(view.shape, view.dtype)
-    times = _time_interleaved(
-        {f"threads={t}": (lambda t=t: view.materialize(out=out, threads=t)) for t in (1, 2)},
-        budget, min_repeat, max_repeat)
-    return {"name": name, "nbytes": int(out.nbytes), "times": times,
-            "speedup": times["threads=1"]["best"] / times["threads=2"]["best"]}
-
-
-def run_cases(cases, *, budget=1.0, min_repeat=5, max_repeat=2000, threads=None,
+def run_cases(cases, *, budget=1.0, min_repeat=5, max_repeat=2000, threads=None, torch=None,
               progress=None, on_result=None):
-    """Time ``cases`` and return the list of per-case result dicts.
+    """Time materialize ``cases`` and return the list of per-case result dicts.
 
-    ``progress(i, n, case)`` is called before each case, ``on_result(result)`` after it.
+    ``torch`` is the torch module for the peer columns (None: n/a). ``progress(i, n, case)``
+    is called before each case, ``on_result(result)`` after it.
     """
     results = []
-    for i, case in enumerate(cases, 1):
-        if progress is not None:
-            progress(i, len(cases), case)
-        result = _measure(case, budget, min_repeat, max_repeat, threads)
-        results.append(result)
-        if on_result is not None:
-            on_result(result)
+    with Limits() as limits:
+        setup = _Setup(budget, min_repeat, max_repeat, threads, torch, limits)
+        for i, case in enumerate(cases, 1):
+            if progress is not None:
+                progress(i, len(cases), case)
+            result = _measure(case, setup)
+            results.append(result)
+            if on_result is not None:
+                on_result(result)
     return results
 
 
-def run(quick=False, *, json_path=None, plot_path=None, markdown_path=None, threads=None,
-        pattern=None, budget=None, max_bytes=None, scaling=False, command=None):
-    """Run the suite, print the table and summary; returns a process exit code.
+class _Printer:
+    """Progress on stderr (one rewritten line on a terminal), table rows on stdout."""
 
-    ``quick`` runs the ``quick`` subset with a short budget per case (well under 30 s).
-    ``scaling`` adds ``threads=1`` against ``threads=2`` for outputs of 32 MiB or more.
+    def __init__(self):
+        self.tty = sys.stderr.isatty()
+
+    def progress(self, i, n, case):
+        msg = f"[{i}/{n}] {case.name} ({_fmt_bytes(case.nbytes)})"
+        sys.stderr.write("\r\033[K" + msg if self.tty else msg + "\n")
+        sys.stderr.flush()
+
+    def line(self, text):
+        if self.tty:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+        print(text, flush=True)
+
+
+def _table_head(printer, columns, widths):
+    header = _text_line(columns, widths)
+    printer.line(header)
+    printer.line("-" * len(header))
+    return header
+
+
+def run(quick=False, *, json_path=None, plot_path=None, markdown_paths=(), threads=None,
+        pattern=None, budget=None, max_bytes=None, scaling=False, torch=True, command=None,
+        extra_groups=None):
+    """Run the suite, print the machine line, the tables and summary; return an exit code.
+
+    ``quick`` runs the cases tagged ``quick`` with a short budget per case (about 20 s with
+    torch). ``scaling`` adds ``threads=1`` against ``threads=2`` for outputs of 4 MiB or more.
+    ``torch=False`` leaves torch out (its columns say n/a). ``markdown_paths``: files whose
+    ``bench`` markers get the results (see :mod:`lazybcast._bench_markdown`).
+    ``extra_groups``: module names instead of :data:`~lazybcast._bench_cases.EXTRA_GROUPS`.
+    The exit code is 1 when lazybcast wrote wrong values, else 0.
     """
+    if isinstance(markdown_paths, str):
+        markdown_paths = [markdown_paths]
     if plot_path is not None:
-        problem = _check_plot_available()
+        from lazybcast._bench_plot import plot_problem
+
+        problem = plot_problem()
         if problem:
-            print(f"error: {problem}", file=sys.stderr)
-            return 2
+            print(f"note: {problem}; no chart will be written", file=sys.stderr)
+            plot_path = None
+    torch_module = load_torch() if torch else None
+    machine = describe(torch_module)
+    saved_torch_threads = None if torch_module is None else torch_module.get_num_threads()
+
     cases = select(quick=quick, max_bytes=max_bytes, pattern=pattern)
+    extra = []
+    for module in EXTRA_GROUPS if extra_groups is None else extra_groups:
+        try:
+            found = groups([module])
+        except Exception as exc:  # one broken group must not stop the suite: say why, go on
+            print(f"note: case group {module} skipped: {type(exc).__name__}: {exc}",
+                  file=sys.stderr)
+            continue
+        for title, group in found:
+            chosen = select(quick=quick, max_bytes=max_bytes, pattern=pattern, cases=group)
+            if chosen:
+                extra.append((title, chosen))
     if budget is None:
         budget = 0.4 if quick else 1.0
     min_repeat = 3 if quick else 5
     max_repeat = 300 if quick else 2000
 
-    widths = [max([len(_COLUMNS[0])] + [len(c.name) for c in cases]) + 2,
-              9, 10, 10, 10, 8, 8, 8, 11]
-    tty = sys.stderr.isatty()
-
-    def progress(i, n, case):
-        msg = f"[{i}/{n}] {case.name} ({_fmt_bytes(case.nbytes)})"
-        if tty:
-            sys.stderr.write("\r\033[K" + msg)
-        else:
-            sys.stderr.write(msg + "\n")
-        sys.stderr.flush()
-
-    def on_result(result):
-        if tty:
-            sys.stderr.write("\r\033[K")
-            sys.stderr.flush()
-        print(_text_line(_row(result), widths), flush=True)
-
-    header = _text_line(_COLUMNS, widths)
-    print(header)
-    print("-" * len(header), flush=True)
+    printer = _Printer()
+    printer.line("Machine: " + machine_line(machine))
+    if torch_module is None:
+        printer.line("torch: n/a (" + ("not installed" if torch else "--no-torch")
+                     + "); its columns say n/a")
+    printer.line("")
+    name_width = max([len(COLUMNS[0])] + [len(c.name) for c in cases]) + 2
     t0 = time.perf_counter()
-    results = run_cases(cases, budget=budget, min_repeat=min_repeat, max_repeat=max_repeat,
-                        threads=threads, progress=progress, on_result=on_result)
-    elapsed = time.perf_counter() - t0
-    summary = summarize(results)
-    print("-" * len(header))
-    for line in _summary_lines(summary):
-        print(line)
-    print("limit = the faster of out.fill(0) and memset(0); 'of limit' = limit time / lazybcast "
-          "time; 'of nz limit' = the same for a memset with a non-zero byte. "
-          f"{len(results)} cases in {elapsed:.1f} s.", flush=True)
+    results, scaled, group_reports = [], [], []
+    try:
+        with Limits() as limits:
+            setup = _Setup(budget, min_repeat, max_repeat, threads, torch_module, limits)
+            if cases:
+                _table_head(printer, COLUMNS, (name_width,) + _WIDTHS)
+            for i, case in enumerate(cases, 1):
+                printer.progress(i, len(cases), case)
+                result = _measure(case, setup)
+                results.append(result)
+                printer.line(_text_line(row(result), (name_width,) + _WIDTHS))
+            summary = summarize(results)
+            if cases:
+                printer.line("-" * (name_width + sum(w + 1 for w in _WIDTHS)))
+            for line in summary_lines(summary):
+                printer.line(line)
+            for line in textwrap.wrap(_LEGEND, 100):
+                printer.line(line)
 
-    scaled = []
-    big = [case for case in cases if case.nbytes >= _SCALING_MIN] if scaling else []
-    if big:
-        print()
-        print(f"{'threads: case':{widths[0]}} {'out':>9} {'threads=1':>10} {'threads=2':>10} "
-              f"{'speedup':>8} {'median':>8}")
-        for i, case in enumerate(big, 1):
-            progress(i, len(big), case)
-            r = _measure_scaling(case, budget, min_repeat, max_repeat)
-            scaled.append(r)
-            if tty:
-                sys.stderr.write("\r\033[K")
-            t1, t2 = r["times"]["threads=1"], r["times"]["threads=2"]
-            print(f"{r['name']:{widths[0]}} {_fmt_bytes(r['nbytes']):>9} "
-                  f"{_fmt_time(t1['best']):>10} {_fmt_time(t2['best']):>10} "
-                  f"{r['speedup']:>7.2f}x {t1['median'] / t2['median']:>7.2f}x", flush=True)
+            big = [(case, r) for case, r in zip(cases, results)
+                   if case.nbytes >= _SCALING_MIN] if scaling else []
+            if big:
+                printer.line("")
+                printer.line(f"threads: materialize(threads=1) against threads=2, outputs >= "
+                             f"{_SCALING_MIN >> 20} MiB; torch with 1 and 2 threads beside")
+                _table_head(printer, SCALING_COLUMNS, (name_width,) + _SCALING_WIDTHS)
+                for i, (case, r) in enumerate(big, 1):
+                    printer.progress(i, len(big), case)
+                    limit = (r["limit"], r["times"][r["limit"]]["best"])
+                    s = _measure_scaling(case, setup, limit)
+                    scaled.append(s)
+                    printer.line(_text_line(scaling_row(s), (name_width,) + _SCALING_WIDTHS))
+
+            for title, group in extra:
+                printer.line("")
+                printer.line(f"{title}:")
+                ops = [c for c in group if not isinstance(c, Case)]
+                views = [c for c in group if isinstance(c, Case)]
+                width = max([len(OP_COLUMNS[0])] + [len(c.name) for c in group]) + 2
+                op_results, view_results = [], []
+                if views:
+                    _table_head(printer, COLUMNS, (width,) + _WIDTHS)
+                    for i, case in enumerate(views, 1):
+                        printer.progress(i, len(views), case)
+                        view_results.append(_measure(case, setup))
+                        printer.line(_text_line(row(view_results[-1]), (width,) + _WIDTHS))
+                errors = []
+                if ops:
+                    _table_head(printer, OP_COLUMNS, (width,) + _OP_WIDTHS)
+                    for i, case in enumerate(ops, 1):
+                        printer.progress(i, len(ops), case)
+                        try:
+                            op_results.append(_measure_op(case, setup))
+                        except Exception as exc:  # a broken case: say so, time the others
+                            errors.append(case.name)
+                            printer.line(f"{case.name}  [ERROR: {type(exc).__name__}: {exc}]")
+                            continue
+                        printer.line(_text_line(op_row(op_results[-1]), (width,) + _OP_WIDTHS))
+                group_summary = summarize_ops(op_results + view_results)
+                group_summary["wrong"] += errors
+                for line in summary_lines({**group_summary, "huge": {}}):
+                    printer.line(line)
+                group_reports.append({"title": title, "results": view_results,
+                                      "ops": op_results, "summary": group_summary})
+    finally:
+        if saved_torch_threads is not None:
+            torch_module.set_num_threads(saved_torch_threads)
+    elapsed = time.perf_counter() - t0
+    printer.line(f"{len(results) + sum(len(g['results']) + len(g['ops']) for g in group_reports)}"
+                 f" cases in {elapsed:.1f} s.")
 
     report = {
         "command": command or "python -m lazybcast bench" + (" --quick" if quick else ""),
@@ -443,19 +623,26 @@ def run(quick=False, *, json_path=None, plot_path=None, markdown_path=None, thre
         "budget": budget,
         "threads": threads,
         "elapsed": elapsed,
-        "machine": _machine(),
+        "machine": machine,
         "summary": summary,
         "results": results,
         "scaling": scaled,
+        "groups": group_reports,
     }
     if json_path is not None:
         with open(json_path, "w", encoding="utf-8") as f:
             json.dump(report, f, indent=1)
         print(f"wrote {json_path}", file=sys.stderr)
-    if markdown_path is not None:
-        _write_markdown(markdown_path, _markdown(report))
-        print(f"wrote {markdown_path}", file=sys.stderr)
+    if markdown_paths:
+        from lazybcast._bench_markdown import write_blocks
+
+        for path in markdown_paths:
+            write_blocks(path, report)
+            print(f"wrote {path}", file=sys.stderr)
     if plot_path is not None:
-        _plot(report, plot_path)
+        from lazybcast._bench_plot import plot
+
+        plot(report, plot_path)
         print(f"wrote {plot_path}", file=sys.stderr)
-    return 1 if summary["wrong"] else 0
+    wrong = summary["wrong"] + [n for g in group_reports for n in g["summary"]["wrong"]]
+    return 1 if wrong else 0

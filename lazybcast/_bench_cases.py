@@ -19,13 +19,14 @@ plus ``huge`` for outputs of :data:`HUGE` bytes or more and ``quick`` for the su
 ['quick', 'rgb', 'small-inner', 'sweep']
 """
 
+import importlib
 import math
 
 import numpy as np
 
 from lazybcast._api import broadcast, broadcast_to
 
-__all__ = ["CASES", "HUGE", "Case", "select"]
+__all__ = ["CASES", "EXTRA_GROUPS", "HUGE", "Case", "OpCase", "groups", "select"]
 
 MiB = 1 << 20
 HUGE = 64 * MiB
@@ -80,6 +81,59 @@ class Case:
 
     def __repr__(self):
         return f"Case({self.name!r}, nbytes={self.nbytes})"
+
+
+class OpCase:
+    """A named case timing any operation against NumPy (and torch): for extra case groups.
+
+    ``case()`` returns ``(name, impls, tags)``: ``impls`` maps ``"lazybcast"`` and ``"numpy"``
+    (and optionally ``"torch"``) to callables of no argument that each return their result.
+    The bench times them taking turns (``"torch"`` with one and with two threads), then checks
+    each result against NumPy's (same shape, values within ``rtol``).
+
+    Parameters
+    ----------
+    name : str
+        Unique, human-readable.
+    tags : iterable of str
+        What the case covers; ``quick`` puts it in ``--quick``.
+    make : callable
+        ``make()`` builds the arrays and returns the ``impls`` dict.
+    nbytes : int
+        Bytes the case allocates (``--max-bytes`` skips larger ones).
+    rtol : float
+        Relative tolerance of the value check (0: exact).
+
+    Examples
+    --------
+    >>> case = OpCase("sum (1000,) f8", {"quick"}, lambda: {
+    ...     "lazybcast": lambda: 1000.0, "numpy": lambda: np.ones(1000).sum()}, nbytes=8000)
+    >>> name, impls, tags = case()
+    >>> name, sorted(impls), impls["numpy"]()
+    ('sum (1000,) f8', ['lazybcast', 'numpy'], np.float64(1000.0))
+    """
+
+    __slots__ = ("name", "tags", "nbytes", "rtol", "_make")
+
+    def __init__(self, name, tags, make, *, nbytes=0, rtol=1e-6):
+        self.name = name
+        self.tags = frozenset(tags)
+        self.nbytes = int(nbytes)
+        self.rtol = float(rtol)
+        self._make = make
+
+    def __call__(self):
+        impls = dict(self._make())
+        missing = {"lazybcast", "numpy"} - set(impls)
+        unknown = set(impls) - {"lazybcast", "numpy", "torch"}
+        if missing or unknown:
+            raise ValueError(f"case {self.name!r}: impls must have 'lazybcast' and 'numpy' and "
+                             f"may have 'torch'; missing {sorted(missing)}, unknown "
+                             f"{sorted(unknown)}")
+        return self.name, impls, self.tags
+
+    def __repr__(self):
+        return f"OpCase({self.name!r}, nbytes={self.nbytes})"
 
 
 def _values(shape, dtype):
@@ -252,7 +306,77 @@ if len(set(_names)) != len(_names):  # pragma: no cover - a guard for whoever ed
 del _names
 
 
-def select(*, quick=False, max_bytes=None, pattern=None):
+# -- extra case groups ------------------------------------------------------------------------
+
+EXTRA_GROUPS = (
+    "lazybcast._bench_lazy",  # issue 10: ufunc chains and reductions (branch duck-ufuncs)
+)
+"""Modules whose case groups ``python -m lazybcast bench`` runs after the materialize suite.
+
+Each module defines ``CASES``, a list of :class:`OpCase` (timed against NumPy and torch, each
+group in its own table) or :class:`Case` (timed as the materialize suite is, limit included),
+and optionally ``TITLE``, the heading of its table. A module that is not installed is skipped,
+so wiring a new group in is one line here. For example (``lazybcast/_bench_lazy.py``)::
+
+    import numpy as np
+    import lazybcast
+    from lazybcast._bench_cases import OpCase
+
+    TITLE = "ufunc chains and reductions at source cost"
+
+    def _exp_sum():
+        src = np.linspace(0, 1, 1024, dtype=np.float32)
+        shape = (262144, 1024)  # 1 GiB logical, 4 kB held
+        view, ref = lazybcast.broadcast_to(src, shape), np.broadcast_to(src, shape)
+        impls = {"lazybcast": lambda: np.exp(view).sum(axis=1),
+                 "numpy": lambda: np.exp(ref).sum(axis=1)}
+        try:
+            import torch
+        except ImportError:
+            return impls
+        t = torch.from_numpy(src).expand(shape)
+        impls["torch"] = lambda: torch.exp(t).sum(dim=1)
+        return impls
+
+    CASES = [OpCase("np.exp(view).sum(axis=1), (1024,) f4 -> (262144,1024)",
+                    {"ufunc", "reduction", "quick"}, _exp_sum, nbytes=4096, rtol=1e-5)]
+
+Results that are views are compared with ``np.asarray``; a case that raises is reported and
+skipped; ``--quick`` runs the cases tagged ``quick`` (keep them short: CI runs it).
+"""
+
+
+def groups(modules=None):
+    """groups(modules=None)
+
+    ``[(title, cases), ...]`` of the extra case groups of ``modules`` (default
+    :data:`EXTRA_GROUPS`) that can be imported; a module that does not exist is skipped (an
+    error inside one that does is raised, and so is a ``TypeError`` for ``CASES`` items that
+    are neither :class:`OpCase` nor :class:`Case`).
+
+    Examples
+    --------
+    >>> groups(["lazybcast._no_such_bench_module"])
+    []
+    """
+    found = []
+    for name in EXTRA_GROUPS if modules is None else modules:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name or name.startswith(f"{exc.name}."):
+                continue  # the group's module (or its package) is not there
+            raise
+        cases = list(getattr(module, "CASES", ()))
+        wrong = [c for c in cases if not isinstance(c, (Case, OpCase))]
+        if wrong:
+            raise TypeError(f"{name}.CASES must hold lazybcast._bench_cases.OpCase or Case "
+                            f"objects; got {type(wrong[0]).__name__} ({wrong[0]!r})")
+        found.append((getattr(module, "TITLE", name), cases))
+    return found
+
+
+def select(*, quick=False, max_bytes=None, pattern=None, cases=None):
     """The cases to run, in suite order.
 
     Parameters
@@ -263,6 +387,8 @@ def select(*, quick=False, max_bytes=None, pattern=None):
         Drop cases whose output is larger.
     pattern : str, optional
         Keep cases whose name or one of whose tags contains this text (case-insensitive).
+    cases : list, optional
+        Choose among these (default :data:`CASES`), e.g. an extra group's.
 
     Examples
     --------
@@ -271,7 +397,7 @@ def select(*, quick=False, max_bytes=None, pattern=None):
     ['pdpd (3,4) f4 [2,1,4,5] axis=1 -> (2,3,4,5)']
     """
     chosen = []
-    for case in CASES:
+    for case in CASES if cases is None else cases:
         if quick and "quick" not in case.tags:
             continue
         if max_bytes is not None and case.nbytes > max_bytes:

@@ -13,16 +13,24 @@ def _parser():
         description="lazybcast: broadcasting as lazy views, materialized by nogil kernels.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="{bench,info}")
-    bench = sub.add_parser("bench", help="time materialize() against NumPy",
-                           description="Time view.materialize(out=) against "
-                                       "np.copyto(out, np.broadcast_to(...)) and print ratios.")
-    bench.add_argument("--quick", action="store_true", help="a handful of cases, under ~30 s")
+    bench = sub.add_parser(
+        "bench", help="time materialize() against NumPy, torch and the write limit",
+        description="Time view.materialize(out=) against np.copyto(out, np.broadcast_to(...)), "
+                    "the torch equivalent with 1 and 2 threads (n/a without torch) and the "
+                    "write limit (memset of a non-zero byte, or memcpy for sources as large "
+                    "as the output), and print the machine line, ratios and summary.",
+        epilog=_BENCH_EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
+    bench.add_argument("--quick", action="store_true",
+                       help="the cases tagged quick, short budget (about 20 s)")
     bench.add_argument("--json", metavar="FILE", help="save the results (and machine) as JSON")
     bench.add_argument("--plot", metavar="FILE.png",
-                       help="chart throughput against output size (needs lazybcast[plot])")
-    bench.add_argument("--markdown", metavar="FILE",
-                       help="write the results table into FILE between its "
-                            "<!-- bench:begin --> and <!-- bench:end --> markers")
+                       help="draw the chart (needs matplotlib: lazybcast[plot]; skipped with a "
+                            "note without it)")
+    bench.add_argument("--markdown", metavar="FILE", action="append", default=[],
+                       help="write the results between FILE's <!-- bench:begin --> / "
+                            "<!-- bench:end --> markers and the short summary between its "
+                            "<!-- bench-summary:begin --> / <!-- bench-summary:end --> "
+                            "markers (repeatable)")
     bench.add_argument("--threads", type=_positive_int, default=None, metavar="N",
                        help="pass threads=N to materialize() (default: its own choice)")
     bench.add_argument("-k", "--filter", metavar="TEXT",
@@ -30,7 +38,10 @@ def _parser():
     bench.add_argument("--max-bytes", type=int, default=None, metavar="N",
                        help="skip cases whose output is larger than N bytes")
     bench.add_argument("--scaling", action="store_true",
-                       help="also time threads=1 against threads=2 for outputs >= 32 MiB")
+                       help="also time threads=1 against threads=2 (and torch) for outputs "
+                            ">= 4 MiB")
+    bench.add_argument("--no-torch", action="store_true",
+                       help="leave torch out (its columns say n/a)")
     bench.add_argument("--budget", type=float, default=None, metavar="SECONDS",
                        help="timing budget per case (default 1.0, 0.4 with --quick)")
     _add_info_parser(sub)
@@ -64,13 +75,26 @@ def main(argv=None):
         from lazybcast._bench import run
 
         return run(quick=args.quick, json_path=args.json, plot_path=args.plot,
-                   markdown_path=args.markdown, threads=args.threads, pattern=args.filter,
+                   markdown_paths=args.markdown, threads=args.threads, pattern=args.filter,
                    max_bytes=args.max_bytes, budget=args.budget, scaling=args.scaling,
+                   torch=not args.no_torch,
                    command="python -m lazybcast " + " ".join(argv if argv is not None
                                                              else sys.argv[1:]))
     if args.command == "info":
         return _info(args)
     return 2
+
+
+_BENCH_EXAMPLE = """\
+examples:
+  python -m lazybcast bench --quick
+  python -m lazybcast bench -k transposed --scaling
+  python -m lazybcast bench --scaling --json benchmarks/results.json \\
+      --plot benchmarks/throughput.png --markdown benchmarks/RESULTS.md --markdown README.md
+
+The last one regenerates benchmarks/RESULTS.md, results.json, the chart and the README's
+summary (a few minutes on a quiet 2-core machine).
+"""
 
 
 # -- info -------------------------------------------------------------------------------------

@@ -50,11 +50,40 @@ _EMPTY = np.empty(0, dtype=np.uint8)
 _EMPTY.flags.writeable = False
 
 
+#: NumPy's "argument not given" marker (the reductions' ``initial=``, ``mean=``, ...).
+_NoValue = np._NoValue
+
+#: The duck-array modules, imported on first use (they import this module).
+cdef list _duck_modules = [None, None, None, None]
+
+
+cdef object _mod(int i):
+    """1: lazybcast._ufuncs, 2: lazybcast._reductions, 3: lazybcast._functions."""
+    m = _duck_modules[i]
+    if m is None:
+        import importlib
+        m = _duck_modules[i] = importlib.import_module(
+            ("", "lazybcast._ufuncs", "lazybcast._reductions", "lazybcast._functions")[i])
+    return m
+
+
 def _format_bytes(n):
     for unit in ("B", "kB", "MB", "GB", "TB", "PB", "EB"):
         if n < 1000 or unit == "EB":
             return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1000.0
+
+
+def _missing(name):
+    """A property for an ndarray attribute that a view does not have: reading it raises an
+    AttributeError naming the cheap ways (see lazybcast._protocols.missing_attribute)."""
+
+    def get(self):
+        from lazybcast import _protocols
+        raise _protocols.missing_attribute(name)
+
+    return property(get, doc=f"Not available on a view: np.asarray(view).{name} (zero-copy) "
+                             f"or view.materialize().{name}.")
 
 
 @cython.freelist(16)  # views are made per index call: reuse their memory (view[i]: -10%)
@@ -182,10 +211,291 @@ cdef class BroadcastView:
         """The compact source as a NumPy view with the view's rank (size 1 on broadcast axes)."""
         return self._source
 
+    # -- as an ndarray: layout (lazybcast._layout), conversions and protocols (_protocols) -------
+
+    def _as_ndarray(self):
+        """_as_ndarray()
+
+        The view as a read-only ndarray over the source's memory, stride 0 on broadcast axes
+        (what ``np.broadcast_to(view.source, view.shape)`` returns), built in C: the zero-copy
+        form that ``__array__``, DLPack and the layout functions start from."""
+        cdef cnp.ndarray source = self._source
+        cdef int d, ndim = len(self.shape)
+        cdef cnp.npy_intp dims[cnp.NPY_MAXDIMS]
+        cdef cnp.npy_intp strides[cnp.NPY_MAXDIMS]
+        cdef cnp.PyArray_Descr* descr = cnp.PyArray_DESCR(source)
+        for d in range(ndim):
+            dims[d] = self.shape[d]
+            # np.broadcast_to keeps the source's stride on an axis of size 1
+            strides[d] = cnp.PyArray_STRIDES(source)[d] if dims[d] == 1 else self.strides[d]
+        Py_INCREF(<object>descr)  # PyArray_NewFromDescr steals a reference
+        cdef cnp.ndarray result = <cnp.ndarray>lzb_new_from_descr(
+            &lzb_ndarray_type, descr, ndim, dims, strides, cnp.PyArray_DATA(source), 0, NULL)
+        cnp.set_array_base(result, source)  # read-only (flags 0), keeps the source alive
+        return result
+
+    @staticmethod
+    def _from_ndarray(cnp.ndarray result, base, str mode):
+        """_from_ndarray(result, base, mode)
+
+        The view that ``result`` (an ndarray over a view's memory, for example a transposed
+        :meth:`_as_ndarray`) shows: an axis of stride 0 and size > 1 is broadcast, so the new
+        source keeps one element of it. No copy; O(ndim)."""
+        cdef int d, ndim = cnp.PyArray_NDIM(result)
+        cdef bint broadcast = False
+        cdef cnp.npy_intp dims[cnp.NPY_MAXDIMS]
+        cdef cnp.PyArray_Descr* descr
+        cdef cnp.ndarray source = result
+        for d in range(ndim):
+            dims[d] = cnp.PyArray_DIMS(result)[d]
+            if cnp.PyArray_STRIDES(result)[d] == 0 and dims[d] > 1:
+                dims[d] = 1
+                broadcast = True
+        if broadcast:
+            descr = cnp.PyArray_DESCR(result)
+            Py_INCREF(<object>descr)  # PyArray_NewFromDescr steals a reference
+            source = <cnp.ndarray>lzb_new_from_descr(
+                &lzb_ndarray_type, descr, ndim, dims, cnp.PyArray_STRIDES(result),
+                cnp.PyArray_DATA(result), 0, NULL)
+            cnp.set_array_base(source, result)
+        return BroadcastView._wrap(source, (<object>result).shape, base, mode)
+
     @property
     def T(self):
-        """Not supported: a view never reorders axes. Materialize first."""
-        raise AttributeError("BroadcastView has no transpose; use view.materialize().T")
+        """The view with its axes reversed (lazy, as ``ndarray.T``)."""
+        from lazybcast import _layout
+        return _layout.transpose(self)
+
+    @property
+    def mT(self):
+        """The view with its last two axes swapped (lazy, as ``ndarray.mT``)."""
+        from lazybcast import _layout
+        return _layout.matrix_transpose(self)
+
+    def transpose(self, *axes):
+        """transpose(*axes)
+
+        The view with its axes permuted (lazy): ``transpose()``, ``transpose((1, 0))`` or
+        ``transpose(1, 0)``, as ``ndarray.transpose``.
+
+        Examples
+        --------
+        >>> import numpy as np, lazybcast
+        >>> v = lazybcast.broadcast_to(np.arange(3), (1000, 2, 3))
+        >>> t = v.transpose(2, 0, 1)
+        >>> t.shape, t.source.shape
+        ((3, 1000, 2), (3, 1, 1))
+        """
+        from lazybcast import _layout
+        return _layout.transpose(self, _method_axes(axes))
+
+    def swapaxes(self, axis1, axis2):
+        """swapaxes(axis1, axis2)
+
+        The view with two axes interchanged (lazy), as ``ndarray.swapaxes``."""
+        from lazybcast import _layout
+        return _layout.swapaxes(self, axis1, axis2)
+
+    def squeeze(self, axis=None):
+        """squeeze(axis=None)
+
+        The view without axes of size 1 (lazy), as ``ndarray.squeeze``."""
+        from lazybcast import _layout
+        return _layout.squeeze(self, axis)
+
+    def reshape(self, *shape, order="C", copy=None):
+        """reshape(*shape, order="C", copy=None)
+
+        The view with a new shape: lazy when NumPy could reshape the ``np.broadcast_to``
+        equivalent without a copy; otherwise (``copy=None``) only the groups of axes that cannot
+        be re-strided are materialized into a new compact source, and the result is still a
+        view. ``copy=False`` raises ``ValueError`` instead; ``copy=True`` copies the compact
+        source first. See :func:`lazybcast._layout.reshape`.
+
+        Examples
+        --------
+        >>> import numpy as np, lazybcast
+        >>> v = lazybcast.broadcast_to(np.arange(3.0), (1000, 4, 3))
+        >>> r = v.reshape(-1, 3)                  # two broadcast axes merge: no copy
+        >>> r.shape, r.source.shape
+        ((4000, 3), (1, 3))
+        >>> v.reshape(1000, 12, copy=False)
+        Traceback (most recent call last):
+        ...
+        ValueError: Unable to avoid creating a copy while reshaping.
+        """
+        from lazybcast import _layout
+        if not shape:
+            raise TypeError("reshape() takes exactly 1 argument (0 given)")
+        return _layout.reshape(self, shape[0] if len(shape) == 1 else shape, order, copy)
+
+    def ravel(self, order="C"):
+        """ravel(order="C")
+
+        The view as one axis, as ``ndarray.ravel`` (which copies only when it must): lazy when
+        the axes merge (see :meth:`reshape`)."""
+        from lazybcast import _layout
+        return _layout.ravel(self, order)
+
+    def flatten(self, order="C"):
+        """flatten(order="C")
+
+        A new writeable one-axis ndarray of the values (always a copy, as ``ndarray.flatten``).
+        """
+        if order == "C":
+            return self.materialize().reshape(-1)  # the kernel's C-ordered copy, no second one
+        return self._as_ndarray().flatten(order)  # NumPy's reading of "F", "A" and "K"
+
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        """astype(dtype, order="K", casting="unsafe", subok=True, copy=True)
+
+        A view of the compact source cast to ``dtype``: O(source), NumPy's casting rules and
+        errors. ``copy=False`` returns the view itself when the dtype is already right.
+
+        Examples
+        --------
+        >>> import numpy as np, lazybcast
+        >>> v = lazybcast.broadcast_to(np.arange(3), (10**9, 3)).astype(np.float32)
+        >>> v.dtype, v.source.nbytes
+        (dtype('float32'), 12)
+        """
+        from lazybcast import _protocols
+        return _protocols.astype(self, dtype, order, casting, subok, copy)
+
+    def copy(self, order="C"):
+        """copy(order="C")
+
+        A view over a copy of the compact source: O(source), and independent of later writes
+        to the array the view was made from. ``order`` is accepted for compatibility (the
+        view's logical layout does not change); ``materialize()`` makes the full array.
+
+        Examples
+        --------
+        >>> import numpy as np, lazybcast
+        >>> x = np.arange(3)
+        >>> c = lazybcast.broadcast_to(x, (1000, 3)).copy()
+        >>> x[0] = 7
+        >>> int(c[999, 0]), c.source.nbytes
+        (0, 24)
+        """
+        from lazybcast import _protocols
+        return _protocols.copy(self, order)
+
+    @property
+    def real(self):
+        """The real part (lazy: a view of the source's real part)."""
+        return self._with_source(self._source.real)
+
+    @property
+    def imag(self):
+        """The imaginary part (lazy: a view of the source's imaginary part)."""
+        return self._with_source(self._source.imag)
+
+    def view(self, dtype):
+        """view(dtype)
+
+        The same bytes read as ``dtype`` (lazy), as ``ndarray.view``: a dtype of another size
+        needs a contiguous (so not broadcast) last axis."""
+        from lazybcast import _layout
+        return _layout.view_as(self, dtype)
+
+    @property
+    def flags(self):
+        """The flags NumPy reports for the equivalent ``np.broadcast_to`` array: never
+        writeable, never owning its data; contiguity as NumPy computes it."""
+        from lazybcast import _protocols
+        return _protocols.flags(self)
+
+    def item(self, *args):
+        """item(*args)
+
+        One element as a Python scalar, as ``ndarray.item`` (no copy)."""
+        return self._as_ndarray().item(*args)
+
+    def tolist(self):
+        """tolist()
+
+        The values as nested Python lists, as ``ndarray.tolist`` (one Python object per
+        logical element)."""
+        return self._as_ndarray().tolist()
+
+    def __contains__(self, value):
+        from lazybcast import _protocols
+        return _protocols.contains(self, value)
+
+    def __int__(self):
+        return int(self._as_ndarray())
+
+    def __float__(self):
+        return float(self._as_ndarray())
+
+    def __complex__(self):
+        return complex(self._as_ndarray())
+
+    def __index__(self):
+        return self._as_ndarray().__index__()
+
+    def __format__(self, spec):
+        if not spec:
+            return str(self)
+        return format(self._as_ndarray(), spec)
+
+    def fill(self, value):
+        """Not supported: a view is read-only."""
+        _protocols_read_only("fill")
+
+    def sort(self, *args, **kwargs):
+        """Not supported: a view is read-only."""
+        _protocols_read_only("sort")
+
+    def partition(self, *args, **kwargs):
+        """Not supported: a view is read-only."""
+        _protocols_read_only("partition")
+
+    def put(self, *args, **kwargs):
+        """Not supported: a view is read-only."""
+        _protocols_read_only("put")
+
+    def resize(self, *args, **kwargs):
+        """Not supported: a view is read-only."""
+        _protocols_read_only("resize")
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)
+
+        Export the view by DLPack without a copy: the source's memory with the view's strides
+        (0 on broadcast axes), flagged read-only (DLPack >= 1.0). ``copy=True`` exports a new
+        C-contiguous array made by :meth:`materialize`. See :mod:`lazybcast._protocols`."""
+        from lazybcast import _protocols
+        return _protocols.dlpack(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self):
+        """``(kDLCPU, 0)``: a view lives in host memory."""
+        return self._as_ndarray().__dlpack_device__()
+
+    # ndarray attributes a view does not have: each raises an AttributeError that names the
+    # cheap way (hasattr() stays False). Properties, not __getattr__: a __getattr__ would slow
+    # down every failed lookup, and NumPy probes several on each np.asarray(view).
+    tobytes = _missing("tobytes")
+    tofile = _missing("tofile")
+    dump = _missing("dump")
+    dumps = _missing("dumps")
+    data = _missing("data")
+    ctypes = _missing("ctypes")
+    byteswap = _missing("byteswap")
+    setflags = _missing("setflags")
+    getfield = _missing("getfield")
+    setfield = _missing("setfield")
+    take = _missing("take")
+    repeat = _missing("repeat")
+    argsort = _missing("argsort")
+    argpartition = _missing("argpartition")
+    searchsorted = _missing("searchsorted")
+    nonzero = _missing("nonzero")
+    diagonal = _missing("diagonal")
+    trace = _missing("trace")
+    compress = _missing("compress")
+    choose = _missing("choose")
 
     def __repr__(self):
         held = self._source.size * self._source.dtype.itemsize
@@ -321,15 +631,107 @@ cdef class BroadcastView:
                     f"copy=False forbids it"
                 )
             return self._with_source(self._source.astype(dtype)).materialize()
-        return np.broadcast_to(self._source, self.shape)
+        return self._as_ndarray()
 
     cdef BroadcastView _with_source(self, cnp.ndarray source):
         return BroadcastView._wrap(source, self.shape, self.base, self.mode)
+
+    # -- as a NumPy duck array: thin delegations (the logic is in _ufuncs, _reductions and
+    # _functions; a cdef class cannot inherit NDArrayOperatorsMixin, so the operators are here)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return _mod(1).array_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        return _mod(3).array_function(func, types, args, kwargs)
+
+    def __add__(self, other): return _mod(1).binary(np.add, self, other)
+    def __radd__(self, other): return _mod(1).binary(np.add, other, self)
+    def __sub__(self, other): return _mod(1).binary(np.subtract, self, other)
+    def __rsub__(self, other): return _mod(1).binary(np.subtract, other, self)
+    def __mul__(self, other): return _mod(1).binary(np.multiply, self, other)
+    def __rmul__(self, other): return _mod(1).binary(np.multiply, other, self)
+    def __truediv__(self, other): return _mod(1).binary(np.true_divide, self, other)
+    def __rtruediv__(self, other): return _mod(1).binary(np.true_divide, other, self)
+    def __floordiv__(self, other): return _mod(1).binary(np.floor_divide, self, other)
+    def __rfloordiv__(self, other): return _mod(1).binary(np.floor_divide, other, self)
+    def __mod__(self, other): return _mod(1).binary(np.remainder, self, other)
+    def __rmod__(self, other): return _mod(1).binary(np.remainder, other, self)
+    def __divmod__(self, other): return _mod(1).binary(np.divmod, self, other)
+    def __rdivmod__(self, other): return _mod(1).binary(np.divmod, other, self)
+    def __pow__(self, other, mod=None): return _mod(1).binary(np.power, self, other)
+    def __rpow__(self, other, mod=None): return _mod(1).binary(np.power, other, self)
+    def __matmul__(self, other): return _mod(1).binary(np.matmul, self, other)
+    def __rmatmul__(self, other): return _mod(1).binary(np.matmul, other, self)
+    def __lshift__(self, other): return _mod(1).binary(np.left_shift, self, other)
+    def __rlshift__(self, other): return _mod(1).binary(np.left_shift, other, self)
+    def __rshift__(self, other): return _mod(1).binary(np.right_shift, self, other)
+    def __rrshift__(self, other): return _mod(1).binary(np.right_shift, other, self)
+    def __and__(self, other): return _mod(1).binary(np.bitwise_and, self, other)
+    def __rand__(self, other): return _mod(1).binary(np.bitwise_and, other, self)
+    def __or__(self, other): return _mod(1).binary(np.bitwise_or, self, other)
+    def __ror__(self, other): return _mod(1).binary(np.bitwise_or, other, self)
+    def __xor__(self, other): return _mod(1).binary(np.bitwise_xor, self, other)
+    def __rxor__(self, other): return _mod(1).binary(np.bitwise_xor, other, self)
+    def __lt__(self, other): return _mod(1).binary(np.less, self, other)
+    def __le__(self, other): return _mod(1).binary(np.less_equal, self, other)
+    def __gt__(self, other): return _mod(1).binary(np.greater, self, other)
+    def __ge__(self, other): return _mod(1).binary(np.greater_equal, self, other)
+    def __eq__(self, other): return _mod(1).equality(np.equal, self, other)
+    def __ne__(self, other): return _mod(1).equality(np.not_equal, self, other)
+    def __neg__(self): return np.negative(self)
+    def __pos__(self): return np.positive(self)
+    def __abs__(self): return np.absolute(self)
+    def __invert__(self): return np.invert(self)
+
+    __hash__ = None  # elementwise ==, as ndarray
+
+    # Reductions at source cost (lazybcast._reductions); NumPy's signatures.
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,
+            where=True):
+        return _mod(2).sum(self, axis, dtype, out, keepdims, initial, where)
+
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,
+             where=True):
+        return _mod(2).prod(self, axis, dtype, out, keepdims, initial, where)
+
+    def min(self, axis=None, out=None, keepdims=False, initial=_NoValue, where=True):
+        return _mod(2).min(self, axis, out, keepdims, initial, where)
+
+    def max(self, axis=None, out=None, keepdims=False, initial=_NoValue, where=True):
+        return _mod(2).max(self, axis, out, keepdims, initial, where)
+
+    def any(self, axis=None, out=None, keepdims=False, *, where=True):
+        return _mod(2).any(self, axis, out, keepdims, where=where)
+
+    def all(self, axis=None, out=None, keepdims=False, *, where=True):
+        return _mod(2).all(self, axis, out, keepdims, where=where)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+        return _mod(2).mean(self, axis, dtype, out, keepdims, where=where)
+
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+            mean=_NoValue, correction=_NoValue):
+        return _mod(2).var(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
+                           correction=correction)
+
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+            mean=_NoValue, correction=_NoValue):
+        return _mod(2).std(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
+                           correction=correction)
+
+    def argmin(self, axis=None, out=None, *, keepdims=False):
+        return _mod(2).argmin(self, axis, out, keepdims=keepdims)
+
+    def argmax(self, axis=None, out=None, *, keepdims=False):
+        return _mod(2).argmax(self, axis, out, keepdims=keepdims)
 
     # -- indexing and iteration ---------------------------------------------------------------
 
     def __getitem__(self, key):
         cdef object result
+        if type(key) is str or (type(key) is list and key and type(key[0]) is str):
+            return self._field(key)
         if type(key) is tuple or type(key) is int or type(key) is slice:
             # The commonest keys (a data loader's view[i], slicing) without the general parser.
             result = self._basic_key(key)
@@ -456,6 +858,13 @@ cdef class BroadcastView:
         v._size = size
         return v
 
+    cdef BroadcastView _field(self, key):
+        # A field (or list of fields) of a structured source: NumPy selects it (and raises);
+        # a subarray field adds its own axes after the view's.
+        source = self._source[key]
+        shape = self.shape + tuple(source.shape)[len(self.shape):]
+        return BroadcastView._wrap(source, shape, self.base, self.mode)
+
     def __setitem__(self, key, value):
         raise TypeError(
             "BroadcastView is read-only: its elements share memory with the broadcast source; "
@@ -544,6 +953,18 @@ cdef class BroadcastView:
         """
         from lazybcast._dask import to_dask
         return to_dask(self, chunks)
+
+
+def _method_axes(tuple axes):
+    """``ndarray.transpose``'s arguments: none, one (None, an int or a sequence), or ints."""
+    if not axes:
+        return None
+    return axes[0] if len(axes) == 1 else axes
+
+
+def _protocols_read_only(name):
+    from lazybcast import _protocols
+    raise _protocols.read_only(name)
 
 
 class _Squeezed:

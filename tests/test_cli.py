@@ -9,6 +9,7 @@ tests import.
 import ast
 import contextlib
 import io
+import json
 import os
 import site
 import subprocess
@@ -198,3 +199,266 @@ def test_info_matches_numpy(shapes, dtype, mode):
     assert code == 0 and err == ""
     placed = np.empty(data_shape, dtype)[(None,) * (len(out_shape) - len(data_shape))]
     _check_info(out, placed, out_shape)
+
+
+# -- bench: the report's columns, machine line and files (never a timing) ----------------------
+
+from lazybcast import _bench_machine, _bench_peers  # noqa: E402
+from lazybcast._bench_cases import OpCase, groups  # noqa: E402
+
+_TINY = ["--budget", "0.001"]
+_PDPD_SMALL = "pdpd (3,4)"
+
+
+def _bench(*args):
+    return _run_main(["bench", *args, *_TINY])
+
+
+def _table_row(out, name):
+    for line in out.splitlines():
+        if line.startswith(name):
+            return line
+    raise AssertionError(f"no row for {name!r} in:\n{out}")
+
+
+def test_bench_machine_line_names_the_cpu():
+    code, out, _ = _bench("-k", _PDPD_SMALL, "--no-torch")
+    assert code == 0
+    machine = out.splitlines()[0]
+    m = _bench_machine.describe()
+    assert machine.startswith("Machine: ")
+    assert m["model_name"] and m["model_name"] in machine
+    for level in ("L1d", "L2", "L3"):
+        if level in m["caches"]:
+            assert f"{level} " in machine
+    assert f"{m['cores']} cores" in machine
+    assert " + ".join(m["simd"]) in machine if m["simd"] else "portable C loops" in machine
+    assert f"NumPy {np.__version__}" in machine
+    assert "torch n/a" in machine  # --no-torch imports nothing optional
+    assert m["date"][:10] in machine
+
+
+def test_bench_torch_columns():
+    torch = pytest.importorskip("torch")
+    threads = torch.get_num_threads()
+    code, out, _ = _bench("-k", _PDPD_SMALL)
+    assert code == 0
+    assert f"torch {torch.__version__}" in out.splitlines()[0]
+    header = next(line for line in out.splitlines() if line.startswith("case"))
+    for column in ("lazybcast", "numpy", "torch 1t", "torch 2t", "limit", "bound", "vs numpy",
+                   "vs torch 1t", "vs torch 2t", "of limit"):
+        assert column in header
+    cells = _table_row(out, "pdpd (3,4) f4").split()
+    assert "n/a" not in cells
+    assert cells[-5].endswith("x") and cells[-2].endswith("x")  # vs numpy .. vs torch 2t
+    assert "geometric-mean speedup:" in out and "over torch 2t (1 case)" in out
+    assert torch.get_num_threads() == threads  # restored after the run
+
+
+def test_bench_without_torch_says_na(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)  # makes `import torch` raise ImportError
+    code, out, err = _bench("-k", _PDPD_SMALL)
+    assert code == 0, err
+    assert "torch n/a" in out.splitlines()[0]
+    assert "torch: n/a (not installed)" in out
+    cells = _table_row(out, "pdpd (3,4) f4").split()
+    assert cells.count("n/a") == 4  # two times, two ratios
+    assert "torch 1t n/a, torch 2t n/a" in out
+
+
+def test_bench_torch_lacking_a_dtype_says_na():
+    pytest.importorskip("torch")
+    code, out, _ = _bench("-k", "itemsize 3 (7,)")
+    assert code == 0
+    assert _table_row(out, "itemsize 3 (7,) rec3").split().count("n/a") == 4
+
+
+def test_bench_json_and_markdown_files(tmp_path):
+    results, readme = tmp_path / "RESULTS.md", tmp_path / "README.md"
+    results.write_text("# Results\n\nbefore\n<!-- bench:begin -->\nold\n<!-- bench:end -->\n"
+                       "after\n")
+    readme.write_text("intro\n<!-- bench-summary:begin -->\nold\n<!-- bench-summary:end -->\n"
+                      "rest\n")
+    path = tmp_path / "r.json"
+    code, _, err = _bench("-k", "transposed (1024,1024)", "--no-torch", "--json", str(path),
+                          "--markdown", str(results), "--markdown", str(readme))
+    assert code == 0, err
+    report = json.loads(path.read_text())
+    machine = report["machine"]
+    for key in ("vendor", "family", "model", "model_name", "caches", "cores", "simd", "date",
+                "numpy", "torch"):
+        assert key in machine
+    (r,) = report["results"]
+    assert r["bound"] == "copy" and r["limit"] in ("copy 1t", "copy 2t")
+    assert r["source_nbytes"] == r["nbytes"]
+    assert r["speedup"] > 0 and r["speedup_torch_1t"] is None and r["correct"]
+    assert set(r["times"]) == {"lazybcast", "numpy", "memset 1t", "memset 2t", "copy 1t",
+                               "copy 2t"}
+    text = results.read_text()
+    assert text.startswith("# Results\n\nbefore\n<!-- bench:begin -->\nRun: `python -m lazybcast")
+    assert text.endswith("<!-- bench:end -->\nafter\n") and "old" not in text
+    assert "Machine: " + _bench_machine.cpu_line(machine) in text
+    assert "| `transposed (1024,1024).T f4 -> (1024,1024)` |" in text
+    summary = readme.read_text()
+    assert summary.startswith("intro\n<!-- bench-summary:begin -->\nMeasured on ")
+    assert _bench_machine.cpu_line(machine) in summary
+    assert "| transposed sources (2-D) | 1 |" in summary and "old" not in summary
+    assert summary.endswith("<!-- bench-summary:end -->\nrest\n")
+
+
+def test_bench_bound_is_a_memset_for_broadcasts(tmp_path):
+    path = tmp_path / "r.json"
+    code, _, _ = _bench("-k", _PDPD_SMALL, "--no-torch", "--json", str(path))
+    assert code == 0
+    (r,) = json.loads(path.read_text())["results"]
+    assert r["bound"] == "memset" and r["limit"] in ("memset 1t", "memset 2t")
+    assert "copy 1t" not in r["times"]
+
+
+def test_bench_scaling_table():
+    code, out, _ = _bench("-k", "row (64,) f4 -> (16384,64)", "--scaling", "--no-torch")
+    assert code == 0
+    assert "threads: materialize(threads=1) against threads=2" in out
+    assert _table_row(out.split("threads: ")[1], "row (64,) f4 -> (16384,64)").split()[-2:] \
+        == ["n/a", "n/a"]
+
+
+def test_bench_plot_skipped_without_matplotlib(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    png = tmp_path / "chart.png"
+    code, out, err = _bench("-k", _PDPD_SMALL, "--no-torch", "--plot", str(png))
+    assert code == 0
+    assert "matplotlib is not installed" in err and "no chart" in err
+    assert not png.exists()
+    assert _table_row(out, "pdpd (3,4) f4")
+
+
+def test_bench_plot(tmp_path):
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "chart.png"
+    code, _, err = _bench("-k", "pdpd", "--no-torch", "--plot", str(png))
+    assert code == 0, err
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# -- bench: extra case groups -------------------------------------------------------------------
+
+_GROUP_MODULE = '''
+import numpy as np
+import lazybcast
+from lazybcast._bench_cases import Case, OpCase
+
+TITLE = "test group"
+_src = np.arange(4.0)
+CASES = [
+    OpCase("sum of a view", {"quick"}, lambda: {
+        "lazybcast": lambda: np.asarray(lazybcast.broadcast_to(_src, (8, 4))).sum(),
+        "numpy": lambda: np.broadcast_to(_src, (8, 4)).sum()}, nbytes=32),
+    OpCase("wrong on purpose", set(), lambda: {
+        "lazybcast": lambda: 1.0, "numpy": lambda: 2.0}),
+    OpCase("raises on purpose", set(), lambda: {
+        "lazybcast": lambda: 1 / 0, "numpy": lambda: 2.0}),
+    Case("view case (4,) f8 -> (8,4)", (8, 4), np.float64, set(),
+         lambda: lazybcast.broadcast_to(_src, (8, 4))),
+]
+'''
+
+
+@pytest.fixture
+def group_module(tmp_path, monkeypatch):
+    (tmp_path / "lzb_test_bench_group.py").write_text(_GROUP_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield "lzb_test_bench_group"
+    sys.modules.pop("lzb_test_bench_group", None)
+
+
+def test_groups_skip_missing_modules(group_module):
+    assert groups(["lazybcast._no_such_module", "no_such_package.cases"]) == []
+    ((title, cases),) = groups([group_module, "lazybcast._no_such_module"])
+    assert title == "test group" and len(cases) == 4
+
+
+def test_bench_runs_extra_groups(group_module):
+    from lazybcast._bench import run
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        code = run(pattern="e", budget=0.001, torch=False, extra_groups=[group_module],
+                   max_bytes=1 << 10)
+    text = out.getvalue()
+    assert "test group:" in text
+    assert _table_row(text, "sum of a view").count("n/a") == 4
+    assert "[WRONG VALUES]" in _table_row(text, "wrong on purpose")
+    assert "[ERROR: ZeroDivisionError" in _table_row(text, "raises on purpose")
+    assert _table_row(text, "view case (4,) f8 -> (8,4)")
+    assert code == 1  # a wrong value in any group fails the run
+
+
+def test_a_broken_group_is_skipped_with_a_note(tmp_path, monkeypatch):
+    (tmp_path / "lzb_test_bad_group.py").write_text("CASES = [object()]\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(TypeError, match="must hold lazybcast._bench_cases.OpCase or Case"):
+        groups(["lzb_test_bad_group"])
+    from lazybcast._bench import run
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = run(pattern="pdpd (3,4)", budget=0.001, torch=False,
+                   extra_groups=["lzb_test_bad_group"])
+    sys.modules.pop("lzb_test_bad_group", None)
+    assert code == 0
+    assert "note: case group lzb_test_bad_group skipped: TypeError" in err.getvalue()
+    assert _table_row(out.getvalue(), "pdpd (3,4) f4")
+
+
+def test_opcase_checks_its_impls():
+    case = OpCase("bad", (), lambda: {"numpy": lambda: 0, "jax": lambda: 0})
+    with pytest.raises(ValueError, match=r"missing \['lazybcast'\], unknown \['jax'\]"):
+        case()
+
+
+# -- bench: the torch equivalent writes NumPy's values; machine parsing ---------------------------
+
+@given(
+    shapes=hnp.mutually_broadcastable_shapes(num_shapes=1, min_dims=1, max_dims=4, max_side=5),
+    dtype=st.sampled_from(["uint8", "int16", "float32", "float64", "complex64"]),
+    flip=st.lists(st.booleans(), min_size=4, max_size=4),
+    permute=st.booleans(),
+)
+def test_torch_copy_matches_numpy(shapes, dtype, flip, permute):
+    torch = pytest.importorskip("torch")
+    (src_shape,), out_shape = shapes.input_shapes, shapes.result_shape
+    src = (np.arange(int(np.prod(src_shape)), dtype=np.int64) % 97 + 1).astype(dtype)
+    src = src.reshape(src_shape)
+    if permute:
+        src = np.ascontiguousarray(src.T).T  # same values, transposed layout
+    src = src[tuple(slice(None, None, -1) if f else slice(None) for f in flip[:src.ndim])]
+    ref = np.broadcast_to(src, out_shape)
+    out = np.zeros(out_shape, dtype)
+    fn, what = _bench_peers.torch_copy(torch, ref, out)
+    result = fn().numpy()
+    assert np.array_equal(result, ref), what
+
+
+def test_source_bytes():
+    assert _bench_peers.source_bytes(np.broadcast_to(np.ones((3, 1), np.int16), (3, 7))) == 6
+    assert _bench_peers.source_bytes(np.ones((4, 5))[::-1].T) == 160
+
+
+@pytest.mark.parametrize("text, size", [("32K", 32768), ("32768K", 32 << 20), ("1M", 1 << 20),
+                                        ("512 KB", 512 << 10), ("7", 7), ("", None),
+                                        ("lots", None)])
+def test_parse_cache_size(text, size):
+    assert _bench_machine._parse_size(text) == size
+
+
+def test_machine_without_proc_or_sysfs(monkeypatch):
+    monkeypatch.setattr(_bench_machine, "_read", lambda path: None)
+    monkeypatch.setattr(_bench_machine.platform, "system", lambda: "Linux")
+    monkeypatch.setattr(_bench_machine.platform, "processor",
+                        lambda: "AMD64 Family 25 Model 1 Stepping 1, AuthenticAMD")
+    m = _bench_machine.describe()
+    assert (m["vendor"], m["family"], m["model"]) == ("AuthenticAMD", "25", "1")
+    assert m["caches"] == {}
+    line = _bench_machine.machine_line(m)
+    assert "(AuthenticAMD family 25 model 1), cache sizes unknown" in line

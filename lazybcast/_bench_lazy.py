@@ -1,0 +1,100 @@
+"""The lazy-operation benchmark group: ufunc chains and reductions on a view, side by side with
+NumPy on the same logical array (``np.broadcast_to``) and PyTorch on ``expand``.
+
+An extra case group of ``python -m lazybcast bench`` (listed in
+:data:`lazybcast._bench_cases.EXTRA_GROUPS`; its own table after the materialize suite;
+``python -m lazybcast bench -k source-cost`` runs it alone). :data:`CASES` holds
+:class:`~lazybcast._bench_cases.OpCase` objects: calling one builds its operands and returns
+``(name, impls, tags)``, where ``impls`` maps ``"lazybcast"``, ``"numpy"`` and, when torch
+imports, ``"torch"`` to zero-argument callables that compute the same result. lazybcast and
+NumPy run the very same expression (a view and an ndarray answer the same methods); torch runs
+its own spelling on ``torch.from_numpy(source).expand(shape)``. ``nbytes`` is the logical size
+(what NumPy and torch work through); :data:`SOURCE_NBYTES` has what lazybcast works through, so
+the ratio to expect is their quotient. ``benchmarks/bench_lazy_ops.py`` runs the same cases
+under pytest-benchmark.
+
+>>> from lazybcast._bench_lazy import CASES, SOURCE_NBYTES
+>>> case = CASES[0]
+>>> name, impls, tags = case()
+>>> name, sorted(impls)[:2], case.nbytes, SOURCE_NBYTES[name]
+('np.exp(v).sum(axis=1) (1024,) f4 -> (16384,1024)', ['lazybcast', 'numpy'], 67108864, 4096)
+"""
+
+import math
+
+import numpy as np
+
+from lazybcast._api import broadcast_to
+from lazybcast._bench_cases import OpCase
+from lazybcast._bench_peers import load_torch
+
+__all__ = ["CASES", "SOURCE_NBYTES", "TITLE"]
+
+TITLE = "ufunc chains and reductions of views, at source cost (lazybcast._bench_lazy)"
+
+MiB = 1 << 20
+
+CASES: "list[OpCase]" = []
+
+#: Case name -> bytes of its sources (what lazybcast computes on).
+SOURCE_NBYTES: "dict[str, int]" = {}
+
+
+def _case(expr, operands, dtype, op, torch_op, quick):
+    """An :class:`OpCase` for ``op(*views)`` against ``op(*arrays)`` and ``torch_op``."""
+    dtype = np.dtype(dtype)
+    src = " ".join(_fmt(s) for s, _ in operands)
+    name = f"{expr} {src} {dtype.str[1:]} -> {_fmt(operands[0][1])}"
+
+    def make():
+        sources = [_values(s, dtype, k) for k, (s, _) in enumerate(operands)]
+        views = [broadcast_to(x, t) for x, (_, t) in zip(sources, operands)]
+        arrays = [np.broadcast_to(x, t) for x, (_, t) in zip(sources, operands)]
+        impls = {"lazybcast": lambda: op(*views), "numpy": lambda: op(*arrays)}
+        torch = load_torch()
+        if torch is not None:
+            tensors = [torch.from_numpy(x).expand(t) for x, (_, t) in zip(sources, operands)]
+            impls["torch"] = lambda: torch_op(*tensors)
+        return impls
+
+    nbytes = max(math.prod(t) for _, t in operands) * dtype.itemsize
+    tags = {"source-cost"} | ({"quick"} if quick else set()) | (
+        {"huge"} if nbytes >= 64 * MiB else set())
+    CASES.append(OpCase(name, tags, make, nbytes=nbytes, rtol=1e-4))
+    SOURCE_NBYTES[name] = sum(math.prod(s) for s, _ in operands) * dtype.itemsize
+
+
+def _fmt(shape):
+    return "(" + ",".join(str(n) for n in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _values(shape, dtype, k=0):
+    """Deterministic values in [0, 1) (no overflow in exp), distinct per operand."""
+    n = math.prod(shape)
+    return (((np.arange(n) * 7 + 13 * k) % 101) / 101).astype(dtype).reshape(shape)
+
+
+def _build():
+    f4, f8 = np.float32, np.float64
+
+    for rows, quick in ((16384, True), (262144, False)):  # 64 MiB and 1 GiB logical
+        _case("np.exp(v).sum(axis=1)", [((1024,), (rows, 1024))], f4,
+            lambda v: np.exp(v).sum(axis=1), lambda t: t.exp().sum(dim=1), quick)
+    for rows, quick in ((2048, True), (32768, False)):  # 16 MiB and 256 MiB logical
+        _case("(v*2+1).mean()", [((1, 1024), (rows, 1024))], f8,
+            lambda v: (v * 2 + 1).mean(), lambda t: (t * 2 + 1).mean(), quick)
+        _case("v.std(axis=0)", [((rows, 1), (rows, 1024))], f8,
+            lambda v: v.std(axis=0), lambda t: t.std(dim=0, correction=0), quick)
+        _case("(v > 0.5).any(axis=0)", [((1, 1024), (rows, 1024))], f8,
+            lambda v: (v > 0.5).any(axis=0), lambda t: (t > 0.5).any(dim=0), quick)
+        _case("np.nanmean(v, axis=0)", [((rows, 1), (rows, 1024))], f8,
+            lambda v: np.nanmean(v, axis=0), lambda t: t.nanmean(dim=0), quick)
+        _case("v.argmax()", [((1, 1024), (rows, 1024))], f8,
+            lambda v: v.argmax(), lambda t: t.argmax(), quick)
+    for n, quick in ((512, True), (4096, False)):  # an outer sum: the result is full size
+        _case("(a + b).max()", [((n, 1), (n, n)), ((1, n), (n, n))], f4,
+            lambda a, b: (a + b).max(), lambda a, b: (a + b).max(), quick)
+
+
+_build()
+del _build

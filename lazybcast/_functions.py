@@ -1,0 +1,199 @@
+"""``__array_function__``: NumPy's functions on views.
+
+The functions in :data:`LAZY` keep a view lazy: the reductions (at source cost, see
+:mod:`lazybcast._reductions`; their ``np.nan*`` variants too), the layout functions of :mod:`lazybcast._layout`
+(``np.transpose``, ``np.moveaxis``, ``np.swapaxes``, ``np.matrix_transpose``,
+``np.expand_dims``, ``np.squeeze``, ``np.broadcast_to``: O(ndim), they move the source's axes
+with the view's; ``np.reshape`` and ``np.ravel``: lazy where the axes split or merge cleanly) and a few elementwise functions (``np.where``,
+``np.isclose``, ``np.allclose``, ``np.array_equal``, ``np.clip``, ``np.round``). Every other
+NumPy function runs as before this protocol existed: on ``np.asarray(view)``, which is
+``np.broadcast_to`` of the source (no copy).
+
+>>> import numpy as np, lazybcast
+>>> v = lazybcast.broadcast_to(np.arange(3.0), (1000, 3))
+>>> np.transpose(v).source.shape, np.sum(v, axis=0).source.shape
+((3, 1), (3,))
+>>> np.concatenate([v[:1], v[:1]])  # not lazy: NumPy's own on the zero-copy arrays
+array([[0., 1., 2.],
+       [0., 1., 2.]])
+"""
+
+import builtins
+
+import numpy as np
+
+from lazybcast import _layout as _layout_module
+from lazybcast import _reductions
+from lazybcast._ufuncs import _as_numpy, elementwise
+from lazybcast._view import BroadcastView
+
+__all__ = ["LAZY", "array_function", "fallback"]
+
+_NoValue = np._NoValue
+
+#: NumPy function -> implementation for views (which may return NotImplemented to fall back).
+LAZY: dict[object, object] = {}
+
+
+def _implements(*funcs):
+    def register(impl):
+        for func in funcs:
+            LAZY[func] = impl
+        return impl
+
+    return register
+
+
+def array_function(func, types, args, kwargs):
+    """``BroadcastView.__array_function__``: the lazy implementation if there is one, else
+    :func:`fallback`; if another duck array takes part, ``func`` again with every view as
+    ``np.asarray(view)`` (NumPy then asks that type)."""
+    for t in types:
+        if not issubclass(t, (BroadcastView, np.ndarray)):
+            # Another duck array takes part: step aside as the plain ndarray a view was
+            # before this protocol, and let NumPy ask that type.
+            return func(*[_as_numpy(a) for a in args],
+                        **{k: _as_numpy(v) for k, v in kwargs.items()})
+    impl = LAZY.get(func)
+    if impl is not None:
+        result = impl(*args, **kwargs)
+        if result is not NotImplemented:
+            return result
+    return fallback(func, args, kwargs)
+
+
+def fallback(func, args, kwargs):
+    """``func`` by NumPy on ``np.asarray(view)`` for every view in ``args`` and ``kwargs``
+    (also inside lists and tuples), as it ran before ``__array_function__`` existed."""
+    args = [_as_numpy(a) for a in args]
+    kwargs = {k: _as_numpy(v) for k, v in kwargs.items()}
+    return getattr(func, "_implementation", func)(*args, **kwargs)
+
+
+# -- reductions ------------------------------------------------------------------------------
+
+
+def _reduction(name):
+    method = getattr(_reductions, name)
+
+    def impl(a, *args, **kwargs):
+        if type(a) is not BroadcastView:
+            return NotImplemented
+        return method(a, *args, **kwargs)
+
+    impl.__name__ = name
+    return impl
+
+
+for _name, _funcs in (
+    ("sum", (np.sum,)), ("prod", (np.prod,)), ("mean", (np.mean,)), ("any", (np.any,)),
+    ("all", (np.all,)), ("min", (np.min, np.amin)), ("max", (np.max, np.amax)),
+    ("var", (np.var,)), ("std", (np.std,)), ("argmin", (np.argmin,)),
+    ("argmax", (np.argmax,)),
+    *((name, (getattr(np, name),)) for name in (
+        "nansum", "nanprod", "nanmin", "nanmax", "nanmean", "nanvar", "nanstd", "nanargmin",
+        "nanargmax")),
+):
+    _implements(*_funcs)(_reduction(_name))
+del _name, _funcs
+
+
+# -- layout: lazybcast._layout moves the source's axes with the view's, in O(ndim) ---------------
+
+
+def _layout(name):
+    def impl(a, *args, **kwargs):
+        if type(a) is not BroadcastView:
+            return NotImplemented
+        return getattr(_layout_module, name)(a, *args, **kwargs)
+
+    impl.__name__ = name
+    return impl
+
+
+for _name in ("transpose", "moveaxis", "swapaxes", "expand_dims", "squeeze",
+              "matrix_transpose"):
+    LAZY[getattr(np, _name)] = _layout(_name)
+del _name
+
+
+@_implements(np.broadcast_to)
+def _broadcast_to(array, shape, subok=False):
+    if type(array) is not BroadcastView:
+        return NotImplemented
+    return _layout_module.broadcast_to(array, shape)
+
+
+@_implements(np.reshape)
+def _reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+    if type(a) is not BroadcastView or newshape is not None or shape is None:
+        return NotImplemented  # NumPy's deprecation and errors
+    return _layout_module.reshape(a, shape, order, copy)
+
+
+@_implements(np.ravel)
+def _ravel(a, order="C"):
+    if type(a) is not BroadcastView:
+        return NotImplemented
+    return _layout_module.ravel(a, order)
+
+
+# -- elementwise functions -----------------------------------------------------------------------
+
+
+@_implements(np.where)
+def _where(*args, **kwargs):
+    if len(args) != 3 or kwargs:
+        return NotImplemented  # np.where(condition): the indices, NumPy's
+    return elementwise(np.where, args)
+
+
+@_implements(np.isclose)
+def _isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    if np.ndim(rtol) or np.ndim(atol):
+        return NotImplemented
+
+    def isclose(x, y):
+        return np.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+    return elementwise(isclose, (a, b))
+
+
+def _all(x):
+    return builtins.bool(x.all() if type(x) is BroadcastView else np.asanyarray(x).all())
+
+
+@_implements(np.allclose)
+def _allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    close = _isclose(a, b, rtol, atol, equal_nan)
+    return NotImplemented if close is NotImplemented else _all(close)
+
+
+@_implements(np.array_equal)
+def _array_equal(a1, a2, equal_nan=False):
+    if equal_nan:
+        return NotImplemented
+    if np.shape(a1) != np.shape(a2):
+        return False
+    return _all(a1 == a2)
+
+
+@_implements(np.clip)
+def _clip(a, a_min=_NoValue, a_max=_NoValue, out=None, *, min=_NoValue, max=_NoValue,
+          **kwargs):
+    if out is not None or kwargs or a_min is _NoValue or a_max is _NoValue:
+        return NotImplemented  # NumPy sorts out min=/max= and their errors
+    if min is not _NoValue or max is not _NoValue:
+        return NotImplemented
+    return elementwise(np.clip, (a, a_min, a_max))
+
+
+@_implements(np.round, np.around)
+def _round(a, decimals=0, out=None):
+    if out is not None or type(a) is not BroadcastView:
+        return NotImplemented
+
+    def round_(x):
+        return np.round(x, decimals)
+
+    return elementwise(round_, (a,))

@@ -1,0 +1,448 @@
+"""Reductions of views at source cost: a broadcast axis only repeats values.
+
+Reducing along a broadcast axis of size ``n`` is algebra on the source: a sum is ``n`` times
+the source's sum (in the result dtype, so integers wrap as NumPy's repeated additions do), a
+product its ``n``-th power (square-and-multiply in the result dtype for integers, ``pow`` for
+floats), a mean, minimum, maximum, ``any`` or ``all`` is unchanged, a variance keeps the
+source's moments (the divisor ``N - ddof`` with ``N`` the logical count), ``argmin`` /
+``argmax`` along it are 0. Everything else runs in NumPy on the compact source, so the cost
+follows the source's size, not the logical size. Results that still repeat along the kept axes
+are views again; 0-d results are NumPy scalars, as NumPy returns.
+
+``where=`` masks, precomputed ``mean=`` and 0-d views run in NumPy on the zero-copy
+``np.asarray(view)``.
+
+>>> import numpy as np, lazybcast
+>>> v = lazybcast.broadcast_to(np.arange(4.0), (1000, 4))
+>>> v.sum(axis=0)
+BroadcastView(shape=(4,), dtype=float64, mode='numpy', source_shape=(4,), logical=32 B, held=32 B)
+>>> r = v.sum(axis=1)
+>>> r.shape, r.source.shape, float(r[0])
+((1000,), (1,), 6.0)
+>>> v.sum(), v.mean(), v.argmax()
+(np.float64(6000.0), np.float64(1.5), np.int64(3))
+"""
+
+import builtins
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
+
+from lazybcast._ufuncs import _check_writeable
+from lazybcast._view import BroadcastView, make_view
+
+__all__ = [
+    "all", "any", "argmax", "argmin", "max", "mean", "min", "nanargmax", "nanargmin", "nanmax",
+    "nanmean", "nanmin", "nanprod", "nanstd", "nansum", "nanvar", "prod", "reduce", "std", "sum",
+    "ufunc_reduce", "var",
+]
+
+_NoValue = np._NoValue
+
+#: Reductions whose value along a repeated axis is algebra on one copy.
+_KIND: dict[np.ufunc, str] = {
+    np.add: "times",
+    np.multiply: "power",
+    np.bitwise_xor: "parity",
+    np.logical_xor: "parity",
+    **{u: "same" for u in (np.minimum, np.maximum, np.fmin, np.fmax, np.logical_and,
+                           np.logical_or, np.bitwise_and, np.bitwise_or, np.gcd, np.lcm)},
+}
+
+
+#: The NaN-ignoring NumPy function for a reduction ufunc (NaN counts as the identity).
+_NAN_NAMES: dict[np.ufunc, str] = {np.add: "nansum", np.multiply: "nanprod", np.minimum: "nanmin",
+              np.maximum: "nanmax"}
+
+
+# -- the plan: axes, source, repeats ------------------------------------------------------------
+
+
+def _axes(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    try:
+        return tuple(sorted(normalize_axis_tuple(axis, ndim)))
+    except (TypeError, ValueError):
+        np.add.reduce(np.empty((1,) * ndim), axis=axis)  # raises NumPy's own message
+        raise
+
+
+def _source(view, axes):
+    """The view's source, cut to size 0 along the view's empty axes (so NumPy sees an empty
+    reduction exactly where the logical array is empty). An empty reduction gives the same
+    value (identity, initial, NaN) in every cell: then one cell is computed."""
+    src = view._source
+    if 0 in view.shape:
+        empty = builtins.any(view.shape[d] == 0 for d in axes)
+        src = src[tuple(slice(0, 0) if n == 0 else slice(0, 1) if empty and d not in axes
+                        else slice(None) for d, n in enumerate(view.shape))]
+    return src
+
+
+def _repeats(view, src, axes):
+    """How many times each source element is repeated within one reduced cell."""
+    k = 1
+    for d in axes:
+        if src.shape[d] == 1:
+            k *= view.shape[d]
+    return k
+
+
+def _result_shape(shape, axes, keepdims):
+    if keepdims:
+        return tuple(1 if d in axes else n for d, n in enumerate(shape))
+    return tuple(n for d, n in enumerate(shape) if d not in axes)
+
+
+def _temp(src, axes, out):
+    """Keyword arguments for a source reduction that writes where ``out`` wants it: a compact
+    temporary of ``out``'s dtype, so NumPy resolves the loop and checks the casting as it would
+    for ``out`` itself."""
+    if out is None:
+        return {}
+    shape = tuple(1 if d in axes else n for d, n in enumerate(src.shape))
+    return {"out": np.empty(shape, out.dtype)}
+
+
+def _out_fits(out, shape):
+    """None (no out), True (an ndarray of the result's shape), or False (NumPy decides)."""
+    if out is None:
+        return None
+    _check_writeable(out)
+    return type(out) is np.ndarray and out.shape == shape
+
+
+def _finish(r, view, axes, keepdims, out):
+    """The compact result ``r`` (reduced axes kept, size 1) as NumPy returns it."""
+    full = _result_shape(view.shape, axes, keepdims)
+    if not keepdims:
+        r = r.reshape([n for d, n in enumerate(r.shape) if d not in axes])
+    if out is not None:
+        make_view(r, r.shape, full, "numpy").materialize(out=out)
+        return out
+    if not full:
+        return r[()]
+    return make_view(r, r.shape, full, "numpy")
+
+
+def _numpy(name, view, **kwargs):
+    """``np.<name>`` on the zero-copy ``np.asarray(view)``; unset arguments stay unset."""
+    kwargs = {k: v for k, v in kwargs.items()
+              if v is not _NoValue and not (k == "dtype" and v is None)}
+    _check_writeable(kwargs.get("out"))
+    func = getattr(np, name) if isinstance(name, str) else name.reduce
+    return func(np.asarray(view), **kwargs)
+
+
+# -- the repetition algebra ------------------------------------------------------------------
+
+
+def _wide(dtype):
+    """The dtype to scale a floating result in: float64 for float16/32 (one rounding at the
+    end), the dtype itself for float64 and wider."""
+    return np.result_type(dtype, np.float64)
+
+
+def _times(r, k):
+    """``r`` summed ``k`` times, in place, in ``r``'s dtype."""
+    if k == 1 or r.dtype.kind == "b":  # a bool "sum" is a logical or: repeating is a no-op
+        return r
+    kind = r.dtype.kind
+    if kind in "iu":
+        # k is reduced modulo 2**bits by the cast: the same wrap as k repeated additions.
+        np.multiply(r, np.array(k).astype(r.dtype), out=r)
+    elif kind in "fc":
+        wide = _wide(r.dtype)
+        scale = np.array(k, dtype=np.finfo(wide).dtype)  # float64 for complex128
+        np.multiply(r, scale, out=r, dtype=wide, casting="unsafe")
+    else:  # timedelta64, object
+        np.multiply(r, k, out=r)
+    return r
+
+
+def _power(r, k):
+    """``r`` multiplied by itself ``k`` times, in place, in ``r``'s dtype."""
+    if k == 1:
+        return r
+    if r.dtype.kind == "f":
+        wide = _wide(r.dtype)
+        np.power(r, np.array(k, dtype=wide), out=r, dtype=wide, casting="unsafe")
+        return r
+    # Integers (wrapping), bool (logical and), complex, object: square and multiply; every
+    # product is rounded or wrapped as NumPy's repeated multiplication rounds or wraps it.
+    base = r.astype(_wide(r.dtype)) if r.dtype.kind == "c" else r.copy()
+    acc = None
+    while True:
+        if k & 1:
+            acc = base.copy() if acc is None else np.multiply(acc, base, out=acc)
+        k >>= 1
+        if not k:
+            break
+        np.multiply(base, base, out=base)
+    r[...] = acc
+    return r
+
+
+# -- ufunc.reduce and the methods built on it ----------------------------------------------------
+
+
+def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_NoValue,
+           where=True, *, nan=False):
+    """``ufunc.reduce(view, ...)`` at source cost for the ufuncs in :data:`_KIND`.
+
+    Parameters are :meth:`numpy.ufunc.reduce`'s; ``out`` may also be a 1-tuple. ``nan=True``
+    reduces as NumPy's NaN-ignoring function does (``np.nansum`` for ``np.add``, ...).
+
+    Examples
+    --------
+    >>> import numpy as np, lazybcast
+    >>> v = lazybcast.broadcast_to(np.array([100, 3], dtype=np.int8), (300, 2))
+    >>> reduce(np.add, v, axis=0, dtype=np.int8).materialize()  # wraps as NumPy's sum does
+    array([ 48, -124], dtype=int8)
+    """
+    if type(out) is tuple:
+        out = out[0] if len(out) == 1 else out
+    if keepdims is _NoValue:
+        keepdims = False
+    kind = _KIND.get(ufunc)
+    plain = kind is not None and (where is True or where is _NoValue) and view.ndim > 0
+    if plain:
+        axes = _axes(axis, view.ndim)
+        fits = _out_fits(out, _result_shape(view.shape, axes, keepdims))
+        plain = fits is not False
+    if not plain:
+        return _numpy(_NAN_NAMES[ufunc] if nan else ufunc, view, axis=axis, dtype=dtype,
+                      out=out, keepdims=keepdims, initial=initial, where=where)
+    numpy_reduce = getattr(np, _NAN_NAMES[ufunc]) if nan else ufunc.reduce
+    src = _source(view, axes)
+    empty = builtins.any(view.shape[d] == 0 for d in axes)
+    kwargs = _temp(src, axes, out)
+    if dtype is not None:
+        kwargs["dtype"] = dtype
+    if initial is not _NoValue and (empty or kind == "same"):
+        kwargs["initial"] = initial
+    r = numpy_reduce(src, axis=axes, keepdims=True, **kwargs)
+    if not empty:
+        k = _repeats(view, src, axes)
+        if k > 1 and kind != "same" and r.dtype.kind in "fc" and _wide(r.dtype) != r.dtype:
+            # float16/32 (complex64): the source's reduction and the repetition in float64,
+            # rounded once to the result dtype (NumPy rounds every partial sum).
+            wide = numpy_reduce(src, axis=axes, keepdims=True, dtype=_wide(r.dtype))
+            r[...] = _times(wide, k) if kind == "times" else _power(wide, k)
+            k = 1
+        if kind == "times":
+            r = _times(r, k)
+        elif kind == "power":
+            r = _power(r, k)
+        elif kind == "parity" and k % 2 == 0:
+            r[...] = 0  # x ^ x == 0: pairs cancel
+        if initial is not _NoValue and kind != "same":
+            ufunc(r, np.asarray(initial).astype(r.dtype), out=r)
+    return _finish(r, view, axes, keepdims, out)
+
+
+def ufunc_reduce(ufunc, inputs, kwargs):
+    """``ufunc.reduce`` from ``__array_ufunc__``: lazy for a view, NumPy's otherwise."""
+    if len(inputs) != 1 or type(inputs[0]) is not BroadcastView:
+        from lazybcast._ufuncs import _numpy as numpy_method
+
+        return numpy_method(ufunc, "reduce", inputs, kwargs)
+    return reduce(ufunc, inputs[0], **kwargs)
+
+
+def sum(view, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True):
+    """``view.sum()``: ``numpy.ndarray.sum`` at source cost."""
+    return reduce(np.add, view, axis, dtype, out, keepdims, initial, where)
+
+
+def prod(view, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True):
+    """``view.prod()``: ``numpy.ndarray.prod`` at source cost."""
+    return reduce(np.multiply, view, axis, dtype, out, keepdims, initial, where)
+
+
+def min(view, axis=None, out=None, keepdims=False, initial=_NoValue, where=True):
+    """``view.min()``: ``numpy.ndarray.min`` at source cost."""
+    return reduce(np.minimum, view, axis, None, out, keepdims, initial, where)
+
+
+def max(view, axis=None, out=None, keepdims=False, initial=_NoValue, where=True):
+    """``view.max()``: ``numpy.ndarray.max`` at source cost."""
+    return reduce(np.maximum, view, axis, None, out, keepdims, initial, where)
+
+
+def any(view, axis=None, out=None, keepdims=False, *, where=True):
+    """``view.any()``: ``numpy.ndarray.any`` at source cost."""
+    return reduce(np.logical_or, view, axis, bool, out, keepdims, _NoValue, where)
+
+
+def all(view, axis=None, out=None, keepdims=False, *, where=True):
+    """``view.all()``: ``numpy.ndarray.all`` at source cost."""
+    return reduce(np.logical_and, view, axis, bool, out, keepdims, _NoValue, where)
+
+
+# -- moments ---------------------------------------------------------------------------------
+
+
+def _in_float64(func, src, axes, dtype, out, real=False, **kwargs):
+    """``func(src, axis=axes, dtype=dtype, keepdims=True, **kwargs)`` (into a temporary for
+    ``out``), computed in float64 and rounded once when NumPy would compute in float16/32 or
+    complex64: the source is small, so the wider pass costs little and is more accurate.
+    ``real``: ``func`` is a variance (real for complex data unless ``dtype`` says otherwise)."""
+    narrow = np.dtype(dtype) if dtype is not None else src.dtype
+    if narrow.kind not in "fc" or _wide(narrow) == narrow:
+        return func(src, axis=axes, dtype=dtype, keepdims=True, **_temp(src, axes, out),
+                    **kwargs)
+    wide = func(src, axis=axes, dtype=_wide(narrow), keepdims=True, **kwargs)
+    target = np.finfo(narrow).dtype if real and dtype is None else narrow  # NumPy's dtype
+    if target.kind == "f" and wide.dtype.kind == "c":
+        wide = wide.real
+    if out is not None:
+        r = _temp(src, axes, out)["out"]
+        np.copyto(r, wide, casting="unsafe")
+        return r
+    return wide.astype(target)
+
+
+def mean(view, axis=None, dtype=None, out=None, keepdims=False, *, where=True, name="mean"):
+    """``view.mean()``: the source's mean (repeating every value alike leaves it unchanged).
+
+    Examples
+    --------
+    >>> import numpy as np, lazybcast
+    >>> mean(lazybcast.broadcast_to(np.array([[1], [2]], dtype=np.int8), (2, 10**6)), axis=0)
+    BroadcastView(shape=(1000000,), dtype=float64, mode='numpy', source_shape=(1,), logical=8.0 MB, held=8 B)
+    """
+    if keepdims is _NoValue:
+        keepdims = False
+    if (where is True or where is _NoValue) and view.ndim > 0:
+        axes = _axes(axis, view.ndim)
+        fits = _out_fits(out, _result_shape(view.shape, axes, keepdims))
+        if fits is not False:
+            src = _source(view, axes)
+            r = _in_float64(getattr(np, name), src, axes, dtype, out)
+            return _finish(r, view, axes, keepdims, out)
+    return _numpy(name, view, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
+
+
+def _moment(name, view, axis, dtype, out, ddof, keepdims, where, mean, correction):
+    if keepdims is _NoValue:
+        keepdims = False
+    if correction is not _NoValue:
+        if ddof != 0:
+            raise ValueError("ddof and correction can't be provided simultaneously.")
+        ddof, correction = correction, _NoValue
+    if (where is True or where is _NoValue) and mean is _NoValue and view.ndim > 0:
+        axes = _axes(axis, view.ndim)
+        fits = _out_fits(out, _result_shape(view.shape, axes, keepdims))
+        if fits is not False:
+            src = _source(view, axes)
+            k = _repeats(view, src, axes)
+            # Logical sum of squares = k * the source's; N = k * m. NumPy divides by N - ddof:
+            # dividing the source's by m - ddof / k gives the same quotient (and NumPy's
+            # warning when N - ddof <= 0).
+            if k > 1 and ddof:
+                ddof = ddof / k
+            r = _in_float64(getattr(np, name), src, axes, dtype, out, True, ddof=ddof)
+            return _finish(r, view, axes, keepdims, out)
+    return _numpy(name, view, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
+                  where=where, mean=mean, correction=correction)
+
+
+def var(view, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+        mean=_NoValue, correction=_NoValue):
+    """``view.var()`` from the source's moments: the logical count ``N`` is the source's
+    count times the repeats, and ``ddof`` applies to ``N``."""
+    return _moment("var", view, axis, dtype, out, ddof, keepdims, where, mean, correction)
+
+
+def std(view, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+        mean=_NoValue, correction=_NoValue):
+    """``view.std()``: the square root of :func:`var`."""
+    return _moment("std", view, axis, dtype, out, ddof, keepdims, where, mean, correction)
+
+
+# -- argmin / argmax ---------------------------------------------------------------------------
+
+
+def _arg(name, view, axis, out, keepdims):
+    if keepdims is _NoValue:
+        keepdims = False
+    if view.ndim > 0:
+        axes = tuple(range(view.ndim)) if axis is None else \
+            (normalize_axis_index(axis, view.ndim),)
+        fits = _out_fits(out, _result_shape(view.shape, axes, keepdims))
+        if fits is not False and (out is None or out.dtype == np.intp):
+            src = _source(view, axes)
+            if axis is None:
+                # The first occurrence in the logical C order has every broadcast coordinate
+                # 0 and the source's first occurrence for the others.
+                i = getattr(np, name)(src)
+                flat = np.ravel_multi_index(np.unravel_index(i, src.shape), view.shape)
+                r = np.full((1,) * view.ndim, flat, dtype=np.intp)
+            else:  # along a broadcast axis (size 1 in the source) every index is 0
+                r = getattr(np, name)(src, axis=axes[0], keepdims=True)
+            return _finish(r, view, axes, keepdims, out)
+    return _numpy(name, view, axis=axis, out=out, keepdims=keepdims)
+
+
+def argmin(view, axis=None, out=None, *, keepdims=False):
+    """``view.argmin()``: NumPy's first occurrence, found in the source."""
+    return _arg("argmin", view, axis, out, keepdims)
+
+
+def argmax(view, axis=None, out=None, *, keepdims=False):
+    """``view.argmax()``: NumPy's first occurrence, found in the source."""
+    return _arg("argmax", view, axis, out, keepdims)
+
+
+# -- NaN-ignoring variants (np.nansum, ...): the same algebra, NaN counted as absent -----------------
+
+
+def nansum(view, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,
+           where=True):
+    """``np.nansum(view)`` at source cost."""
+    return reduce(np.add, view, axis, dtype, out, keepdims, initial, where, nan=True)
+
+
+def nanprod(view, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,
+            where=True):
+    """``np.nanprod(view)`` at source cost."""
+    return reduce(np.multiply, view, axis, dtype, out, keepdims, initial, where, nan=True)
+
+
+def nanmin(view, axis=None, out=None, keepdims=False, initial=_NoValue, where=True):
+    """``np.nanmin(view)`` at source cost."""
+    return reduce(np.minimum, view, axis, None, out, keepdims, initial, where, nan=True)
+
+
+def nanmax(view, axis=None, out=None, keepdims=False, initial=_NoValue, where=True):
+    """``np.nanmax(view)`` at source cost."""
+    return reduce(np.maximum, view, axis, None, out, keepdims, initial, where, nan=True)
+
+
+def nanmean(view, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    """``np.nanmean(view)``: the source's (NaNs repeat as often as the other values)."""
+    return mean(view, axis, dtype, out, keepdims, where=where, name="nanmean")
+
+
+def nanvar(view, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+           mean=_NoValue, correction=_NoValue):
+    """``np.nanvar(view)`` from the source's moments (as :func:`var`)."""
+    return _moment("nanvar", view, axis, dtype, out, ddof, keepdims, where, mean, correction)
+
+
+def nanstd(view, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+           mean=_NoValue, correction=_NoValue):
+    """``np.nanstd(view)`` from the source's moments (as :func:`std`)."""
+    return _moment("nanstd", view, axis, dtype, out, ddof, keepdims, where, mean, correction)
+
+
+def nanargmin(view, axis=None, out=None, *, keepdims=False):
+    """``np.nanargmin(view)``: NumPy's first occurrence, found in the source."""
+    return _arg("nanargmin", view, axis, out, keepdims)
+
+
+def nanargmax(view, axis=None, out=None, *, keepdims=False):
+    """``np.nanargmax(view)``: NumPy's first occurrence, found in the source."""
+    return _arg("nanargmax", view, axis, out, keepdims)

@@ -1,0 +1,139 @@
+"""Strategies and checks shared by the duck-array tests (ufuncs, reductions, functions).
+
+A drawn case is a :class:`~lazybcast.BroadcastView` together with its NumPy oracle, the
+``np.broadcast_to`` equivalent (read-only, strided). The view is built through every mode by
+:func:`_core_strategies.requests`; its data has drawn strides (transposed, negative, zero).
+"""
+
+import math
+import warnings
+
+import numpy as np
+from hypothesis import strategies as st
+
+import lazybcast
+from _core_strategies import call_broadcast, expected_values, laid_out, requests, shapes
+
+#: Numeric dtypes a ufunc or reduction takes (bool, every integer, every float and complex).
+NUMERIC = [np.dtype(d) for d in ("?", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8",
+                                 "f2", "f4", "f8", "c8", "c16")]
+numeric = st.sampled_from(NUMERIC)
+
+
+@st.composite
+def views(draw, dtype=None, max_rank=4, mode=None):
+    """``(view, oracle)``: a view in any mode over data with drawn strides, and NumPy's
+    ``np.broadcast_to`` equivalent."""
+    dtype = draw(numeric) if dtype is None else dtype
+    data_shape, target, mapping, mode, axis = draw(requests(mode=mode, max_rank=max_rank))
+    x = draw(laid_out(data_shape, dtype))
+    view = call_broadcast(x, target, mapping, mode, axis)
+    return view, expected_values(x, target, mapping, mode, axis)
+
+
+@st.composite
+def operand_shapes(draw, n, max_rank=4):
+    """A full shape and ``n`` operand shapes that broadcast to it (leading axes dropped,
+    any axis cut to 1)."""
+    full = draw(shapes(0, max_rank))
+    out = []
+    for _ in range(n):
+        k = draw(st.integers(0, len(full)))
+        out.append(tuple(m if draw(st.booleans()) else 1 for m in full[len(full) - k:]))
+    return full, out
+
+
+@st.composite
+def operand(draw, shape, dtype, kinds=("view", "view", "array", "scalar")):
+    """``(operand, oracle)`` of logical ``shape``: a view (with broadcast axes anywhere), an
+    ndarray (strided, maybe stride 0), a NumPy scalar or a Python scalar."""
+    kind = draw(st.sampled_from(kinds))
+    if kind == "scalar" and not shape:
+        x = draw(laid_out((), dtype))[()]
+        if draw(st.booleans()):
+            x = x.item()  # a Python scalar: NEP 50's weak promotion
+            if isinstance(x, (bytes, str)):
+                return np.asarray(x), np.asarray(x)
+        return x, x
+    if kind == "array":
+        a = draw(laid_out(shape, dtype))
+        return a, a
+    src_shape = tuple(n if draw(st.booleans()) else 1 for n in shape)
+    src = draw(laid_out(src_shape, dtype))
+    return lazybcast.broadcast_to(src, shape), np.broadcast_to(src, shape)
+
+
+def outcome(func, *args, **kwargs):
+    """``("ok", result)`` or ``("error", exception type)``, floating-point warnings off and
+    any other warning raised as an error (so both sides meet the same ones)."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            return "ok", func(*args, **kwargs)
+        except Exception as e:  # noqa: BLE001 - the type is compared against NumPy's
+            return "error", type(e)
+
+
+def source_size(*operands):
+    """An upper bound on a lazy result's source: the union of the operands' live axes."""
+    shapes_ = []
+    for x in operands:
+        if type(x) is lazybcast.BroadcastView:
+            shapes_.append(x.source.shape)
+        elif isinstance(x, np.ndarray):
+            shapes_.append(tuple(1 if s == 0 else n for n, s in zip(x.shape, x.strides)))
+    if not shapes_:
+        return 1
+    rank = max(len(s) for s in shapes_)
+    sizes = [1] * rank
+    for s in shapes_:
+        for d, n in enumerate(s, rank - len(s)):
+            sizes[d] = max(sizes[d], n) if n else 0
+    return max(math.prod(sizes), 1)  # an empty reduction computes one cell
+
+
+def assert_same_array(got, expected):
+    """Same type (view of NumPy's shape, or NumPy's scalar/array), dtype and bytes."""
+    if isinstance(expected, np.ndarray):  # a view of NumPy's shape (0-d included)
+        assert type(got) is lazybcast.BroadcastView, type(got)
+        assert got.shape == expected.shape
+        got = got.materialize()
+    else:
+        assert type(got) is type(expected), (type(got), type(expected))
+        got, expected = np.asarray(got), np.asarray(expected)
+    assert got.dtype == expected.dtype, (got.dtype, expected.dtype)
+    assert got.shape == expected.shape
+    # Bit for bit: NaN payloads and signed zeros included (the same ufunc on the same values).
+    assert np.ascontiguousarray(got).tobytes() == np.ascontiguousarray(expected).tobytes()
+
+
+@st.composite
+def tame_views(draw, dtype, max_rank=4, nan=True):
+    """``(view, oracle)`` over floating data k/8 (|k| <= 128; float64 sums of them are exact)
+    and, if ``nan``, sometimes one NaN; the data is reversed along a drawn axis."""
+    data_shape, target, mapping, mode, axis = draw(requests(max_rank=max_rank))
+    k = draw(laid_out(data_shape, np.dtype("i1")))
+    x = (np.asarray(k, dtype=np.float64) / 8).astype(dtype)
+    if x.ndim and draw(st.booleans()):
+        x = x[::-1]
+    if nan and x.size and draw(st.integers(0, 4)) == 0:
+        x = x.copy()
+        x.reshape(-1)[draw(st.integers(0, x.size - 1))] = np.nan
+    view = call_broadcast(x, target, mapping, mode, axis)
+    return view, expected_values(x, target, mapping, mode, axis)
+
+
+@st.composite
+def axes_for(draw, ndim, kind="tuple"):
+    """An ``axis`` argument for rank ``ndim``: None, an int (maybe negative) or, if
+    ``kind == "tuple"``, a tuple of distinct axes."""
+    if ndim == 0:
+        return draw(st.sampled_from([None, ()] if kind == "tuple" else [None]))
+    choice = draw(st.sampled_from(["none", "int", "tuple"] if kind == "tuple" else
+                                  ["none", "int"]))
+    if choice == "none":
+        return None
+    if choice == "int":
+        return draw(st.integers(-ndim, ndim - 1))
+    picked = draw(st.lists(st.integers(0, ndim - 1), unique=True, max_size=ndim))
+    return tuple(d - ndim if draw(st.booleans()) else d for d in picked)

@@ -1,0 +1,283 @@
+"""Reductions of views at source cost, against NumPy on the ``np.broadcast_to`` equivalents.
+
+Integer, bool, min/max/any/all and arg results must equal NumPy's exactly (wrapping on
+overflow included); floating sums, products and moments must be at least as accurate as
+NumPy's against an exact reference (within one unit in the last place). Results of non-empty
+shape are views no larger than the source.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from _duck_strategies import (
+    NUMERIC,
+    assert_same_array,
+    axes_for,
+    outcome,
+    tame_views,
+    views,
+)
+from hypothesis import given
+from hypothesis import strategies as st
+
+import lazybcast
+from lazybcast import BroadcastView
+
+EXACT = ["sum", "prod", "min", "max", "any", "all"]
+INTEGERS = [d for d in NUMERIC if d.kind in "biu"]
+
+
+def check(got, expected, view):
+    assert got[0] == expected[0], (got, expected)
+    if got[0] == "error":
+        assert got[1] is expected[1], (got, expected)
+        return
+    assert_same_array(got[1], expected[1])
+    if type(got[1]) is BroadcastView:
+        assert got[1].source.size <= max(view.source.size, 1)
+
+
+def call(name, a, *args, **kwargs):
+    return outcome(getattr(np, name), a, *args, **kwargs)
+
+
+@given(st.data(), st.sampled_from(EXACT), st.booleans(),
+       st.sampled_from([None] + INTEGERS))
+def test_integer_and_bool_reductions_are_exact(data, name, keepdims, dtype):
+    view, oracle = data.draw(views(dtype=data.draw(st.sampled_from(INTEGERS))), label="view")
+    axis = data.draw(axes_for(view.ndim), label="axis")
+    kwargs = {"axis": axis, "keepdims": keepdims}
+    if name in ("sum", "prod"):
+        kwargs["dtype"] = dtype
+    check(call(name, view, **kwargs), call(name, oracle, **kwargs), view)
+    # the method and ufunc.reduce agree with the function
+    check(outcome(getattr(view, name), **kwargs), call(name, oracle, **kwargs), view)
+
+
+@given(st.data(), st.sampled_from(["min", "max", "any", "all"]), st.booleans())
+def test_order_reductions_are_exact_for_every_dtype(data, name, keepdims):
+    """NaN, signed zeros and infinities included (the data is random bytes)."""
+    view, oracle = data.draw(views(), label="view")
+    axis = data.draw(axes_for(view.ndim), label="axis")
+    check(call(name, view, axis=axis, keepdims=keepdims),
+          call(name, oracle, axis=axis, keepdims=keepdims), view)
+
+
+@given(st.data(), st.sampled_from(["argmin", "argmax"]), st.booleans())
+def test_arg_reductions_are_numpys_first_occurrence(data, name, keepdims):
+    view, oracle = data.draw(views(), label="view")
+    axis = data.draw(axes_for(view.ndim, kind="int"), label="axis")
+    check(call(name, view, axis=axis, keepdims=keepdims),
+          call(name, oracle, axis=axis, keepdims=keepdims), view)
+
+
+@given(st.data(), st.sampled_from([np.add, np.multiply, np.minimum, np.maximum,
+                                   np.logical_and, np.logical_or, np.bitwise_or, np.gcd,
+                                   np.bitwise_xor]))
+def test_ufunc_reduce(data, ufunc):
+    view, oracle = data.draw(views(dtype=data.draw(st.sampled_from(INTEGERS))), label="view")
+    axis = data.draw(st.one_of(st.just(0), axes_for(view.ndim)), label="axis")
+    check(outcome(ufunc.reduce, view, axis=axis), outcome(ufunc.reduce, oracle, axis=axis),
+          view)
+
+
+# -- floating results: as accurate as NumPy's ------------------------------------------------------
+
+
+def _ulp(x, dtype):
+    real = np.finfo(dtype).dtype
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.spacing(np.abs(np.asarray(x)).astype(real)).astype(np.float64)
+
+
+def _as_accurate(got, expected, exact, dtype):
+    """``got`` is no further from ``exact`` than NumPy's ``expected`` plus one ulp (NaN where
+    NumPy has NaN)."""
+    got = np.asarray(got).astype(np.complex128 if dtype.kind == "c" else np.float64)
+    expected = np.asarray(expected).astype(got.dtype)
+    assert got.shape == expected.shape
+    nan = np.isnan(expected)
+    assert np.array_equal(np.isnan(got), nan)
+    ok = ~nan & np.isfinite(expected)
+    assert np.array_equal(got[~ok & ~nan], expected[~ok & ~nan])  # the same infinities
+    with np.errstate(invalid="ignore"):
+        err_got = np.abs(got - exact)[ok]
+        err_np = np.abs(expected - exact)[ok]
+    slack = _ulp(exact, dtype)[ok]
+    assert np.all(err_got <= err_np + slack), (got, expected, exact)
+
+
+FLOATS = [np.dtype(d) for d in ("f2", "f4", "f8", "c8", "c16")]
+
+
+@given(st.data(), st.sampled_from(FLOATS), st.sampled_from(["sum", "mean"]), st.booleans())
+def test_float_sum_and_mean_at_least_as_accurate(data, dtype, name, keepdims):
+    view, oracle = data.draw(tame_views(dtype), label="view")
+    axis = data.draw(axes_for(view.ndim), label="axis")
+    got = call(name, view, axis=axis, keepdims=keepdims)
+    expected = call(name, oracle, axis=axis, keepdims=keepdims)
+    assert got[0] == expected[0], (got, expected)
+    if got[0] == "error":
+        return
+    assert type(got[1]) is (BroadcastView if np.ndim(expected[1]) else type(expected[1]))
+    assert np.asarray(got[1]).dtype == np.asarray(expected[1]).dtype
+    # exact: float64 sums of k/8 values are exact (and the count divides once)
+    wide = oracle.astype(np.complex128 if dtype.kind == "c" else np.float64)
+    exact = getattr(np, name)(wide, axis=axis, keepdims=keepdims)
+    _as_accurate(got[1], expected[1], exact, np.asarray(expected[1]).dtype)
+
+
+@given(st.data(), st.sampled_from(FLOATS), st.sampled_from(["var", "std"]),
+       st.sampled_from([0, 1, 2]))
+def test_float_moments_at_least_as_accurate(data, dtype, name, ddof):
+    view, oracle = data.draw(tame_views(dtype), label="view")
+    axis = data.draw(axes_for(view.ndim), label="axis")
+    got = call(name, view, axis=axis, ddof=ddof)
+    expected = call(name, oracle, axis=axis, ddof=ddof)
+    assert got[0] == expected[0], (got, expected)  # "Degrees of freedom <= 0" alike
+    if got[0] == "error":
+        return
+    assert np.asarray(got[1]).dtype == np.asarray(expected[1]).dtype
+    wide = oracle.astype(np.clongdouble if dtype.kind == "c" else np.longdouble)
+    exact = getattr(np, name)(wide, axis=axis, ddof=ddof).astype(
+        np.complex128 if dtype.kind == "c" else np.float64)
+    _as_accurate(got[1], expected[1], exact, np.asarray(expected[1]).real.dtype)
+
+
+@given(st.data(), st.sampled_from([np.dtype("f4"), np.dtype("f8")]))
+def test_float_prod_close_to_numpy(data, dtype):
+    view, oracle = data.draw(tame_views(dtype, nan=False), label="view")
+    axis = data.draw(axes_for(view.ndim), label="axis")
+    got = call("prod", view, axis=axis)
+    expected = call("prod", oracle, axis=axis)
+    assert got[0] == expected[0]
+    if got[0] == "ok":
+        g, e = np.asarray(got[1]), np.asarray(expected[1])
+        assert g.dtype == e.dtype
+        tiny = np.finfo(dtype).tiny
+        normal = np.isfinite(e) & (np.abs(e) > tiny / np.finfo(dtype).eps)
+        assert np.allclose(g[normal], e[normal], rtol=8 * max(view.size, 1) * np.finfo(dtype).eps)
+        assert np.array_equal(np.isinf(g) & (np.abs(e) > 1), np.isinf(e))
+
+
+# -- keyword arguments -----------------------------------------------------------------------
+
+
+def test_lazy_result_keeps_the_repetition():
+    v = lazybcast.broadcast_to(np.arange(4.0), (1000, 4))
+    r = v.sum(axis=1)
+    assert type(r) is BroadcastView and r.shape == (1000,) and r.source.shape == (1,)
+    assert float(r.source[0]) == 6.0
+    r = v.mean(axis=1, keepdims=True)
+    assert r.shape == (1000, 1) and r.source.shape == (1, 1)
+    assert type(v.sum()) is np.float64 and v.sum() == 6000.0
+    assert type(v.sum(keepdims=True)) is BroadcastView
+
+
+def test_integer_overflow_wraps_as_numpy():
+    src = np.array([2**62 + 3, -7], dtype=np.int64)
+    v = lazybcast.broadcast_to(src, (2**40, 2))  # 8.8 TB logical
+    exact = (2**40 * (2**62 + 3 - 7)) % 2**64
+    assert int(v.sum()) % 2**64 == exact
+    u = lazybcast.broadcast_to(np.array([3], dtype=np.uint8), (1000, 1))
+    assert v.dtype == np.int64 and int(u.prod(dtype=np.uint8)) == pow(3, 1000, 256)
+    assert int(u.sum(dtype=np.uint8)) == 3000 % 256
+    assert u.prod(dtype=np.uint8) == np.prod(np.asarray(u), dtype=np.uint8)
+
+
+def test_huge_float_reductions_stay_cheap_and_exact_enough():
+    v = lazybcast.broadcast_to(np.array([0.1, 0.2, 0.3]), (10**9, 3))
+    assert math.isclose(float(v.sum()), 0.6 * 10**9, rel_tol=1e-15)
+    assert math.isclose(float(v.mean()), 0.2, rel_tol=1e-15)
+    assert math.isclose(float(v.var(ddof=1)), 0.02 / 3 * 3e9 / (3e9 - 1), rel_tol=1e-14)
+    assert v.argmax() == 2 and v.argmin(axis=0).shape == (3,)
+
+
+def test_out_argument():
+    src = np.arange(6.0).reshape(2, 1, 3)
+    v = lazybcast.broadcast_to(src, (2, 5, 3))
+    ref = np.broadcast_to(src, (2, 5, 3))
+    for name, kwargs in (("sum", {"axis": 1}), ("mean", {"axis": (0, 2)}),
+                         ("max", {"axis": 2}), ("std", {"axis": 1, "ddof": 1}),
+                         ("argmax", {"axis": 1})):
+        expected = getattr(np, name)(ref, **kwargs)
+        out = np.empty(expected.shape, expected.dtype)
+        assert getattr(np, name)(v, out=out, **kwargs) is out
+        np.testing.assert_allclose(out, expected, rtol=1e-15)
+    out = np.empty((2, 3), np.float32)  # another dtype: NumPy's casting
+    assert v.sum(axis=1, out=out) is out and out.dtype == np.float32
+    assert np.array_equal(out, ref.sum(axis=1))
+    with pytest.raises(ValueError):
+        v.sum(axis=1, out=np.empty((3, 3)))
+    with pytest.raises(ValueError, match="read-only"):
+        v.sum(axis=1, out=lazybcast.broadcast_to(np.zeros(3), (2, 3)))
+    out = np.empty((2, 3))
+    assert np.add.reduce(v, axis=1, out=out) is out
+
+
+def test_where_and_initial():
+    src = np.array([[1, 5, 2]])
+    v = lazybcast.broadcast_to(src, (4, 3))
+    ref = np.broadcast_to(src, (4, 3))
+    mask = np.array([True, False, True])
+    assert np.array_equal(v.sum(axis=0, where=mask), ref.sum(axis=0, where=mask))
+    assert v.max(where=mask, initial=-1) == ref.max(where=mask, initial=-1)
+    assert np.mean(v, where=mask) == np.mean(ref, where=mask)
+    assert v.sum(initial=10) == ref.sum(initial=10) == 42
+    assert v.prod(axis=0, initial=2).materialize().tolist() == [2, 2 * 5**4, 2 * 2**4]
+    empty = lazybcast.broadcast_to(src, (0, 3))
+    assert empty.max(axis=0, initial=7).materialize().tolist() == [7, 7, 7]
+    with pytest.raises(ValueError, match="zero-size array"):
+        empty.max(axis=0)
+    assert empty.sum() == 0 and empty.prod() == 1
+    assert empty.any() == np.False_ and empty.all() == np.True_
+
+
+def test_axis_errors_are_numpys():
+    v = lazybcast.broadcast_to(np.arange(3), (2, 3))
+    with pytest.raises(np.exceptions.AxisError):
+        v.sum(axis=2)
+    with pytest.raises(ValueError, match="duplicate"):
+        v.sum(axis=(0, -2))
+    with pytest.raises(ValueError, match="empty sequence"):
+        lazybcast.broadcast_to(np.arange(3), (0, 3)).argmax()
+    with pytest.raises(ValueError, match="correction"):
+        v.var(ddof=1, correction=1)
+    assert np.var(v, correction=1) == np.var(np.asarray(v), correction=1)
+    assert v.var(ddof=1) == np.var(np.asarray(v), ddof=1)
+
+
+@given(st.data(), st.sampled_from(["nanmin", "nanmax", "nanargmin", "nanargmax", "nansum",
+                                   "nanprod", "nanmean", "nanvar", "nanstd"]))
+def test_nan_functions(data, name):
+    """np.nan* (what xarray calls for float data): exact where NumPy's is, close elsewhere."""
+    view, oracle = data.draw(tame_views(np.dtype("f8")), label="view")
+    kind = "int" if "arg" in name else "tuple"
+    axis = data.draw(axes_for(view.ndim, kind=kind), label="axis")
+    got = call(name, view, axis=axis)
+    expected = call(name, oracle, axis=axis)
+    if name in ("nanmin", "nanmax", "nanargmin", "nanargmax"):
+        check(got, expected, view)
+        return
+    assert got[0] == expected[0], (got, expected)
+    if got[0] == "ok":
+        assert type(got[1]) is (BroadcastView if np.ndim(expected[1]) else type(expected[1]))
+        np.testing.assert_allclose(np.asarray(got[1]), expected[1], rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["mean", "var", "std", "sum"])
+@pytest.mark.parametrize("src_dtype", ["f2", "f4", "c8", "i2"])
+@pytest.mark.parametrize("dtype", [None, "f2", "f4", "c8", "f8"])
+def test_float_result_dtypes_are_numpys(name, src_dtype, dtype):
+    """The float64 pass for float16/32 and complex64 rounds to NumPy's result dtype."""
+    src = (np.arange(6).reshape(2, 3) % 4).astype(src_dtype)
+    view = lazybcast.broadcast_to(src[:, None], (2, 50, 3))
+    ref = np.broadcast_to(src[:, None], (2, 50, 3))
+    for axis in (None, 1, (0, 2)):
+        got = call(name, view, axis=axis, dtype=dtype)
+        expected = call(name, ref, axis=axis, dtype=dtype)
+        assert got[0] == expected[0], (got, expected)
+        if got[0] == "ok":
+            assert np.asarray(got[1]).dtype == np.asarray(expected[1]).dtype
+            np.testing.assert_allclose(np.asarray(got[1]), expected[1], rtol=2e-3)

@@ -1,0 +1,279 @@
+"""Ufuncs and Python operators on views: NumPy on the ``np.broadcast_to`` equivalents is the
+oracle for values, dtypes (bit for bit) and errors; results must be lazy views whose source
+is no larger than the union of the operands' live axes."""
+
+import operator
+import warnings
+
+import numpy as np
+import pytest
+from _duck_strategies import (
+    NUMERIC,
+    assert_same_array,
+    numeric,
+    operand,
+    operand_shapes,
+    outcome,
+    source_size,
+    views,
+)
+from hypothesis import given
+from hypothesis import strategies as st
+
+import lazybcast
+from lazybcast import BroadcastView
+
+UNARY = [np.negative, np.positive, np.absolute, np.sign, np.exp, np.log, np.sqrt, np.sin,
+         np.square, np.reciprocal, np.floor, np.rint, np.isnan, np.isfinite, np.logical_not,
+         np.invert, np.conjugate, np.signbit]
+
+BINARY = [np.add, np.subtract, np.multiply, np.true_divide, np.floor_divide, np.remainder,
+          np.power, np.maximum, np.fmin, np.arctan2, np.hypot, np.equal, np.less,
+          np.logical_and, np.bitwise_and, np.left_shift, np.copysign, np.heaviside]
+
+OPERATORS = [operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
+             operator.mod, operator.pow, operator.and_, operator.or_, operator.xor,
+             operator.lshift, operator.rshift, operator.lt, operator.le, operator.eq,
+             operator.ne, operator.gt, operator.ge, divmod]
+
+
+def check(got, expected, *operands):
+    """``got`` equals NumPy's ``expected`` outcome, and a result of non-empty shape is lazy."""
+    assert got[0] == expected[0], (got, expected)
+    if got[0] == "error":
+        assert issubclass(got[1], expected[1]) or issubclass(expected[1], got[1]), (got, expected)
+        return
+    g, e = got[1], expected[1]
+    if type(e) is tuple:
+        assert type(g) is tuple and len(g) == len(e)
+    else:
+        g, e = (g,), (e,)
+    for gi, ei in zip(g, e):
+        assert_same_array(gi, ei)
+        if type(gi) is BroadcastView:
+            assert gi.source.size <= source_size(*operands), (gi.source.shape, operands)
+
+
+@given(views(), st.sampled_from(UNARY))
+def test_unary_ufuncs_match_numpy(case, ufunc):
+    view, oracle = case
+    check(outcome(ufunc, view), outcome(ufunc, oracle), view)
+
+
+@given(st.data(), operand_shapes(2), st.sampled_from(BINARY + OPERATORS), numeric, numeric)
+def test_binary_ufuncs_and_operators_match_numpy(data, shapes, func, dt1, dt2):
+    _, (s1, s2) = shapes
+    a, a_ref = data.draw(operand(s1, dt1, kinds=("view",)), label="a")
+    b, b_ref = data.draw(operand(s2, dt2), label="b")
+    if data.draw(st.booleans(), label="swap"):
+        a, b, a_ref, b_ref = b, a, b_ref, a_ref
+    check(outcome(func, a, b), outcome(func, a_ref, b_ref), a, b)
+
+
+@given(st.data(), operand_shapes(3))
+def test_three_operands_and_where(data, shapes):
+    """np.where (through __array_function__) and a ufunc's where= mask with out=."""
+    _, (s1, s2, s3) = shapes
+    c, c_ref = data.draw(operand(s1, np.dtype(bool)), label="condition")
+    x, x_ref = data.draw(operand(s2, np.dtype("f8"), kinds=("view",)), label="x")
+    y, y_ref = data.draw(operand(s3, np.dtype("i2")), label="y")
+    check(outcome(np.where, c, x, y), outcome(np.where, c_ref, x_ref, y_ref), c, x, y)
+    full = np.broadcast_shapes(np.shape(c_ref), np.shape(x_ref), np.shape(y_ref))
+    out1 = np.full(full, -1.5)
+    out2 = out1.copy()
+    got = outcome(np.add, x, y, out=out1, where=c)
+    expected = outcome(np.add, x_ref, y_ref, out=out2, where=c_ref)
+    assert got[0] == expected[0]
+    if got[0] == "ok":
+        assert got[1] is out1
+        assert out1.tobytes() == out2.tobytes()
+
+
+@pytest.mark.parametrize("ufunc", [np.divmod, np.modf, np.frexp])
+@given(case=views(dtype=np.dtype("f4")))
+def test_multiple_outputs(ufunc, case):
+    view, oracle = case
+    check(outcome(ufunc, view), outcome(ufunc, oracle), view)
+
+
+@given(views(dtype=np.dtype("f8")), st.sampled_from(NUMERIC), st.sampled_from(
+    ["no", "equiv", "safe", "same_kind", "unsafe"]))
+def test_dtype_and_casting_keywords(case, dtype, casting):
+    view, oracle = case
+    check(outcome(np.multiply, view, 3, dtype=dtype, casting=casting),
+          outcome(np.multiply, oracle, 3, dtype=dtype, casting=casting), view)
+
+
+@given(views(), st.sampled_from(NUMERIC), st.sampled_from([np.add, np.arctan2, np.less]))
+def test_out_writes_into_the_callers_array(case, out_dtype, ufunc):
+    view, oracle = case
+    out = np.zeros(view.shape, out_dtype)
+    ref = np.zeros(view.shape, out_dtype)
+    got = outcome(ufunc, view, 2, out=out)
+    expected = outcome(ufunc, oracle, 2, out=ref)
+    assert got[0] == expected[0], (got, expected)
+    if got[0] == "ok":
+        assert got[1] is out
+        assert out.tobytes() == ref.tobytes()
+    else:
+        assert got[1] is expected[1]
+
+
+def test_out_broadcasts_inputs_up_and_tuple_outputs():
+    v = lazybcast.broadcast_to(np.arange(3.0), (2, 3))
+    out = np.empty((4, 2, 3))
+    assert np.add(v, 1, out=out) is out
+    assert np.array_equal(out, np.broadcast_to(np.arange(3.0) + 1, (4, 2, 3)))
+    q, r = np.empty((2, 3)), np.empty((2, 3))
+    got = np.divmod(v, 2, out=(q, r))
+    assert got[0] is q and got[1] is r
+    assert np.array_equal(q, np.broadcast_to([0.0, 0, 1], (2, 3)))
+    with pytest.raises(ValueError, match="could not be broadcast|non-broadcastable"):
+        np.add(v, 1, out=np.empty((3,)))
+
+
+def test_out_view_is_read_only():
+    v = lazybcast.broadcast_to(np.arange(3.0), (2, 3))
+    with pytest.raises(ValueError, match="read-only.*materialize"):
+        np.add(v, 1, out=v)
+    with pytest.raises(ValueError, match="read-only"):
+        np.add(np.ones((2, 3)), 1, out=(v,))
+    with pytest.raises(ValueError, match="read-only.*materialize"):
+        np.add.at(v, [0], 1)
+
+
+def test_in_place_operators_rebind():
+    """A view is read-only, so ``v += 1`` builds a new lazy view (as for tuples or JAX
+    arrays) and leaves the user's array alone."""
+    data = np.arange(3)
+    v = w = lazybcast.broadcast_to(data, (2, 3))
+    v += 1
+    assert type(v) is BroadcastView and v is not w
+    assert np.array_equal(v.materialize(), [[1, 2, 3]] * 2)
+    assert np.array_equal(data, [0, 1, 2])
+
+
+def test_other_ufunc_methods_fall_back_to_numpy():
+    src = np.array([[1.0], [2.0], [4.0]])
+    v = lazybcast.broadcast_to(src, (3, 2))
+    ref = np.broadcast_to(src, (3, 2))
+    assert np.array_equal(np.add.accumulate(v), np.add.accumulate(ref))
+    assert np.array_equal(np.multiply.outer(v, [1, 2]), np.multiply.outer(ref, [1, 2]))
+    assert np.array_equal(np.add.reduceat(v, [0, 2]), np.add.reduceat(ref, [0, 2]))
+    assert np.array_equal(np.matmul(v, np.ones(2)), ref @ np.ones(2))
+    assert np.array_equal(v @ np.ones((2, 5)), ref @ np.ones((2, 5)))
+    # ufunc.at with the view elsewhere than the first operand only reads it
+    target = np.zeros(2)
+    np.add.at(target, [0, 1], v[0])
+    assert np.array_equal(target, [1.0, 1.0])
+
+
+def test_shape_mismatch_is_numpys_error():
+    v = lazybcast.broadcast_to(np.arange(3), (2, 3))
+    with pytest.raises(ValueError) as got:
+        v + np.ones(4)
+    with pytest.raises(ValueError) as expected:
+        np.asarray(v) + np.ones(4)
+    assert str(got.value) == str(expected.value)
+
+
+def test_broadcast_ndarray_operand_stays_compact():
+    a = np.broadcast_to(np.arange(1000.0)[:, None], (1000, 500))  # stride 0 on axis 1
+    v = lazybcast.broadcast_to(np.arange(500.0), (1000, 500))
+    r = a * v
+    assert type(r) is BroadcastView and r.source.shape == (1000, 500)  # the union of axes
+    r = np.exp(lazybcast.broadcast_to(np.ones(7), (10**6, 7)) + np.broadcast_to(2.0, (7,)))
+    assert r.source.shape == (1, 7)
+    assert r.materialize()[-1, -1] == np.exp(3.0)
+
+
+def test_scalars_keep_nep50_promotion():
+    v = lazybcast.broadcast_to(np.array([1, 2], dtype=np.uint8), (3, 2))
+    assert (v + 1).dtype == np.uint8
+    assert (v + np.int64(1)).dtype == np.int64
+    assert (v * 1.5).dtype == np.float64
+    with pytest.raises(OverflowError):
+        v + 1000  # NEP 50: a Python int that does not fit the array's dtype
+    f = lazybcast.broadcast_to(np.array([1.0], dtype=np.float32), (2, 1))
+    assert (f + 1.0).dtype == np.float32
+    assert (f + np.float64(1.0)).dtype == np.float64
+
+
+def test_zero_d_result_is_numpys_scalar():
+    v = lazybcast.broadcast_to(np.float32(2.0), ())
+    r = v * 3
+    assert type(r) is np.float32 and r == 6.0
+
+
+def test_zero_size_computes_nothing():
+    """No element of an empty result is computed (no spurious warnings)."""
+    v = lazybcast.broadcast_to(np.array([0]), (0, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = np.floor_divide(v, 0)
+    assert r.shape == (0, 1) and r.source.size == 0
+
+
+def test_comparisons_and_datetime():
+    days = np.array(["2024-01-01", "2024-06-01"], dtype="datetime64[D]")
+    v = lazybcast.broadcast_to(days, (1000, 2))
+    r = v > np.datetime64("2024-03-01")
+    assert type(r) is BroadcastView and r.source.tolist() == [[False, True]]
+    assert (v - days[0]).dtype == np.dtype("m8[D]")
+    assert np.array_equal((v == days).materialize(), np.ones((1000, 2), bool))
+
+
+def test_equality_with_incomparable_types_is_numpys():
+    v = lazybcast.broadcast_to(np.arange(3), (2, 3))
+    assert np.array_equal(v == "a", np.asarray(v) == "a")
+    assert np.array_equal(v != None, np.asarray(v) != None)  # noqa: E711 - elementwise
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(v)
+
+
+class _OptOut:
+    __array_ufunc__ = None
+
+    def __radd__(self, other):
+        return "radd"
+
+    def __rmul__(self, other):
+        return "rmul"
+
+
+class _Duck:
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return ("duck", ufunc.__name__)
+
+
+def test_deferring_to_other_types():
+    v = lazybcast.broadcast_to(np.arange(3), (2, 3))
+    assert v + _OptOut() == "radd"
+    assert v * _OptOut() == "rmul"
+    assert v + _Duck() == ("duck", "add")
+    assert np.multiply(_Duck(), v) == ("duck", "multiply")
+
+
+def test_array_like_operands():
+    v = lazybcast.broadcast_to(np.arange(3), (2, 3))
+    r = v + [10, 20, 30]
+    assert type(r) is BroadcastView and r.source.shape == (1, 3)
+    assert r.materialize().tolist() == [[10, 21, 32]] * 2
+    assert (v == (0, 1, 2)).all()
+
+
+def test_object_dtype():
+    v = lazybcast.broadcast_to(np.array([1, "a"], dtype=object), (2, 2))
+    r = v * 2
+    assert r.dtype == object and r.materialize().tolist() == [[2, "aa"]] * 2
+
+
+def test_other_duck_arrays_get_the_plain_array():
+    """dask does not know a view as a chunk type: the view steps aside as np.asarray(view),
+    so mixing them works as it did before the protocols."""
+    da = pytest.importorskip("dask.array", reason="dask is an optional test dependency")
+    v = lazybcast.broadcast_to(np.arange(3.0), (2, 3))
+    x = da.from_array(np.ones((2, 3)), chunks=(1, 3))
+    for r in (v + x, x + v, np.add(x, v), np.concatenate([v, x])):
+        assert isinstance(r, da.Array)
+    np.testing.assert_array_equal((v + x).compute(), np.asarray(v) + 1)
