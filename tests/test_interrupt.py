@@ -8,6 +8,7 @@ MB of output take seconds without needing much memory.
 
 import inspect
 import math
+import os
 import signal
 import sys
 import threading
@@ -23,7 +24,9 @@ pytestmark = pytest.mark.skipif(
 )
 
 N = 8192
-LATENCY = 0.5  # seconds from SIGINT to KeyboardInterrupt
+# seconds from SIGINT to KeyboardInterrupt: about two blocks' time (this thread's and a
+# helper's); AddressSanitizer (tests/asan/run_asan.sh preloads it) makes blocks 2x-4x slower
+LATENCY = 0.5 * (4 if "libasan" in os.environ.get("LD_PRELOAD", "") else 1)
 DELAY = 0.3  # seconds into the copy when SIGINT is sent
 
 
