@@ -59,6 +59,7 @@ def _storm(call, check, seconds=STORM_SECONDS):
             signal.pthread_kill(main, signal.SIGINT)
             time.sleep(GAP)
 
+    before = _os_threads()
     previous = signal.signal(signal.SIGINT, handler)
     thread = threading.Thread(target=sender, daemon=True)
     interrupted = finished = 0
@@ -79,6 +80,7 @@ def _storm(call, check, seconds=STORM_SECONDS):
         thread.join()
         time.sleep(0.01)  # signals still in flight reach the (ignoring) handler here
         signal.signal(signal.SIGINT, previous)
+    _no_extra_threads(before, within=2.0)  # nothing left running for the next test
     return interrupted, finished
 
 
@@ -96,6 +98,15 @@ def _no_extra_threads(baseline, within=1.0):
     while _os_threads() > baseline and time.monotonic() < deadline:
         time.sleep(0.005)
     assert _os_threads() <= baseline, f"{_os_threads() - baseline} threads outlived the call"
+
+
+@pytest.fixture(autouse=True)
+def _threads_settle():
+    """Each test ends with the process's threads as it found them: a helper or prefetch thread
+    that was joined may take a moment to leave the OS's list, which later tests count."""
+    before = _os_threads()
+    yield
+    _no_extra_threads(before, within=2.0)
 
 
 def _transposed(n, layers):
