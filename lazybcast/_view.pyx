@@ -11,6 +11,7 @@ cimport cython
 cimport numpy as cnp
 
 from cpython.ref cimport Py_INCREF
+from cpython.slice cimport PySlice_GetIndicesEx
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 
 from lazybcast._kernels cimport (
@@ -24,15 +25,8 @@ from lazybcast._kernels cimport (
     threads_for,
 )
 
-from cpython.object cimport PyObject, PyTypeObject
-from cpython.slice cimport PySlice_GetIndicesEx
-
 cdef extern from "numpy/arrayobject.h":
-    # For basic indexing's fast path (BroadcastView._basic_key).
-    PyTypeObject _ndarray_type "PyArray_Type"
-    object _new_array "PyArray_NewFromDescr"(  # steals a reference to the descriptor
-        PyTypeObject*, cnp.PyArray_Descr*, int, cnp.npy_intp*, cnp.npy_intp*, void*, int,
-        PyObject*)
+    # An element as NumPy returns it (basic indexing's fast path, BroadcastView._basic_key).
     object _scalar "PyArray_Scalar"(void*, cnp.PyArray_Descr*, object)
 
 import numpy as np
@@ -86,7 +80,7 @@ def _missing(name):
                              f"or view.materialize().{name}.")
 
 
-@cython.freelist(16)  # views are made per index call: reuse their memory (view[i]: -10%)
+@cython.freelist(16)  # a view is made per index call: reuse the memory of freed ones
 cdef class BroadcastView:
     """A read-only, lazily broadcast array.
 
@@ -832,8 +826,8 @@ cdef class BroadcastView:
         if scalar and out_nd == 0:
             return _scalar(data, descr, src)  # every axis an int: NumPy's scalar
         Py_INCREF(<object>descr)
-        cdef cnp.ndarray out = <cnp.ndarray>_new_array(
-            &_ndarray_type, descr, out_nd, dims, strides, data,
+        cdef cnp.ndarray out = <cnp.ndarray>lzb_new_from_descr(
+            &lzb_ndarray_type, descr, out_nd, dims, strides, data,
             cnp.PyArray_FLAGS(src) & cnp.NPY_ARRAY_WRITEABLE, NULL)
         cnp.set_array_base(out, src)
         # The view, built here: its invariant holds by construction (every source axis is 1

@@ -54,7 +54,12 @@ INDEX = np.array([3, 1, 255, 0, 7], dtype=np.intp)
 MASK = np.arange(256) % 3 == 0
 OUT = np.empty(VIEW.shape, dtype=VIEW.dtype)
 BATCH = np.empty((32, 64), dtype=VIEW.dtype)
-OBJECTS = np.array([(1, "a"), None, 2.5, "x"], dtype=object).reshape(1, 4)
+class _Item:
+    """An element of the object array: its own object, so its count is the view's alone
+    (None, small ints and interned strings are shared with the whole interpreter)."""
+
+
+OBJECTS = np.array([_Item(), (_Item(), 1), _Item(), [_Item()]], dtype=object).reshape(1, 4)
 OBJ_VIEW = lazybcast.broadcast_to(OBJECTS, (8, 4))
 
 

@@ -10,6 +10,7 @@ reading freed memory (the gather's offsets table, issue 13 item 1) is reported a
 Each storm lasts STORM_SECONDS, so the file takes a few seconds whatever the machine's speed.
 """
 
+import gc
 import os
 import signal
 import sys
@@ -59,6 +60,7 @@ def _storm(call, check, seconds=STORM_SECONDS):
             signal.pthread_kill(main, signal.SIGINT)
             time.sleep(GAP)
 
+    before = _os_threads()
     previous = signal.signal(signal.SIGINT, handler)
     thread = threading.Thread(target=sender, daemon=True)
     interrupted = finished = 0
@@ -79,6 +81,7 @@ def _storm(call, check, seconds=STORM_SECONDS):
         thread.join()
         time.sleep(0.01)  # signals still in flight reach the (ignoring) handler here
         signal.signal(signal.SIGINT, previous)
+    _no_extra_threads(before, within=2.0)  # nothing left running for the next test
     return interrupted, finished
 
 
@@ -96,6 +99,16 @@ def _no_extra_threads(baseline, within=1.0):
     while _os_threads() > baseline and time.monotonic() < deadline:
         time.sleep(0.005)
     assert _os_threads() <= baseline, f"{_os_threads() - baseline} threads outlived the call"
+
+
+@pytest.fixture(autouse=True)
+def _threads_settle():
+    """Each test ends with the process's threads as it found them: a helper or prefetch thread
+    that was joined may take a moment to leave the OS's list, which later tests count."""
+    before = _os_threads()
+    yield
+    gc.collect()  # an executor dropped by an interrupted generator stops its worker when freed
+    _no_extra_threads(before, within=2.0)
 
 
 def _transposed(n, layers):
