@@ -9,7 +9,9 @@ read-only), so that NumPy's own rules and exceptions apply and no logical-size a
 ``max_version >= (1, 0)``, as NumPy >= 2.1 and torch do). An older consumer cannot be told the
 memory is read-only, so the export is refused with a ``BufferError`` that names the ways out.
 ``torch.from_dlpack(view)`` and ``torch.asarray(view)`` are then expanded tensors over the
-source (no copy); ``torch.tensor(view)`` is one copy, made by torch from that tensor. torch has
+source (no copy); ``torch.tensor(view)`` is one copy, made by torch from that tensor. A view
+with a negative stride (reversed data) exports a copy of its compact source instead, O(source):
+torch aborts the process on a negative DLPack stride (NumPy's own arrays included). torch has
 no read-only tensors: it accepts the read-only flag without a copy, so writing into such a
 tensor writes into the array the view was made from (as ``torch.from_numpy`` of it would).
 
@@ -39,6 +41,7 @@ __all__ = [
     "astype",
     "contains",
     "copy",
+    "copy_of",
     "dlpack",
     "flags",
     "missing_attribute",
@@ -65,8 +68,13 @@ def dlpack(view, stream=None, max_version=None, dl_device=None, copy=None):
         return view.materialize().__dlpack__(**kwargs)
     if copy is not None:
         kwargs["copy"] = copy
+    proxy = _proxy(view)
+    if copy is None and any(s < 0 and n > 1 for n, s in zip(proxy.shape, proxy.strides)):
+        # torch (2.13) aborts the whole process on a negative DLPack stride, NumPy's own
+        # exports included: a reversed view exports a copy of its compact source instead.
+        proxy = _proxy(copy_of(view))
     try:
-        return _proxy(view).__dlpack__(**kwargs)
+        return proxy.__dlpack__(**kwargs)
     except BufferError as exc:
         if "readonly" not in str(exc):
             raise
@@ -94,6 +102,11 @@ def copy(view, order="C"):
     """``view.copy``: a view over a C-contiguous copy of the compact source."""
     if order not in _ORDERS:
         raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
+    return copy_of(view)
+
+
+def copy_of(view):
+    """A view over a C-contiguous copy of ``view``'s compact source (O(source))."""
     return BroadcastView._checked(view.source.copy(), view.shape, None, view.mode)
 
 

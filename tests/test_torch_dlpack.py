@@ -25,7 +25,7 @@ def test_from_dlpack_is_an_expanded_tensor_over_the_source(pair):
     t = torch.from_dlpack(view)
     assert tuple(t.shape) == view.shape
     np.testing.assert_array_equal(t.numpy(), ref)  # NaNs compare equal here
-    if view.size and view.source.size:
+    if view.size and view.source.size and min(ref.strides, default=0) >= 0:
         itemsize = view.itemsize
         for n, s, s_ref in zip(view.shape, t.stride(), ref.strides):
             if n > 1:
@@ -66,6 +66,19 @@ def test_torch_writes_reach_the_source():
     assert x[1] == 9.0
     with pytest.raises(RuntimeError):  # torch refuses in-place ops over the repeated rows
         t.add_(1)
+
+
+def test_reversed_data_exports_a_copy_of_the_source():
+    """torch aborts the process on a negative DLPack stride (also for NumPy's arrays), so a
+    view over reversed data exports a copy of its compact source: O(source), still stride 0."""
+    x = np.arange(12.0).reshape(3, 4)
+    v = lazybcast.broadcast_to(x[::-1, ::-2], (1000, 3, 2))
+    t = torch.from_dlpack(v)
+    assert t.stride()[0] == 0 and min(t.stride()) >= 0
+    np.testing.assert_array_equal(t.numpy(), np.broadcast_to(x[::-1, ::-2], (1000, 3, 2)))
+    a = np.from_dlpack(v)
+    assert not a.flags.writeable
+    np.testing.assert_array_equal(a, np.broadcast_to(x[::-1, ::-2], (1000, 3, 2)))
 
 
 def test_unsupported_dtypes_raise_buffer_error():
