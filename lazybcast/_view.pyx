@@ -922,8 +922,10 @@ cdef class BroadcastView:
         if by_reference is not None:
             return by_reference
         base = None if self.base is self._source else self.base
-        if base is not None and base.size != self._source.size:
-            base = None  # a sliced view: the compact source is all that travels
+        if base is not None and not _same_elements(base, self._source):
+            # A sliced, transposed or reversed view: the compact source is all that travels
+            # (unpickling rebuilds base as source.reshape(base_shape), in C order).
+            base = None
         base_shape = None if base is None else tuple(base.shape)
         source = self._source
         if source.ndim > 32 and source.dtype.hasobject:
@@ -971,6 +973,17 @@ class _Squeezed:
     def __reduce__(self):
         shape = self.array.shape
         return (np.reshape, (self.array.reshape([n for n in shape if n != 1]), shape))
+
+
+def _same_elements(base, source):
+    """Whether ``source.reshape(base.shape)`` reads ``base``'s elements in C order (same size,
+    same memory, same order), so that ``base`` can be rebuilt from the source alone."""
+    if base.size != source.size:
+        return False
+    flat = np.asarray(base).reshape(source.shape)  # a copy (O(source)) when not a plain view
+    return (flat.__array_interface__["data"][0] == source.__array_interface__["data"][0]
+            and all(s == t for n, s, t in zip(source.shape, flat.strides, source.strides)
+                    if n > 1))
 
 
 def _rebuild(source, shape, mode, base_shape=None):
