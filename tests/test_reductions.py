@@ -355,3 +355,58 @@ def test_out_of_range_initial_raises_as_numpy(name, initial):
     else:
         np.testing.assert_array_equal(
             np.asarray(getattr(v, name)(axis=0, initial=initial, dtype=np.int8)), expected)
+
+
+# -- np.count_nonzero, np.ptp, np.isin at source cost (review F11) ------------------------------
+
+
+_COUNTED = [
+    (np.array([3, 0, 1]), (4, 3)), (np.array([[0.0], [np.nan], [2.0]]), (3, 5)),
+    (np.array(["", "a"]), (3, 2)), (np.array([[True, False]]), (0, 2)),
+    (np.array([[1, 0], [0, 0]]), (2, 2)), (np.array(5), ()),
+]
+
+
+@pytest.mark.parametrize("src, shape", _COUNTED)
+@pytest.mark.parametrize("axis", [None, 0, -1, (0, 1)])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_count_nonzero_as_numpy(src, shape, axis, keepdims):
+    n, v = np.broadcast_to(src, shape), lazybcast.broadcast_to(src, shape)
+    try:
+        expected = np.count_nonzero(n, axis=axis, keepdims=keepdims)
+    except (ValueError, TypeError) as exc:
+        with pytest.raises(type(exc)):
+            np.count_nonzero(v, axis=axis, keepdims=keepdims)
+        return
+    got = np.count_nonzero(v, axis=axis, keepdims=keepdims)
+    if type(expected) is int:
+        assert type(got) is int and got == expected
+    else:
+        assert np.asarray(got).dtype == np.asarray(expected).dtype
+        np.testing.assert_array_equal(np.asarray(got), expected)
+
+
+def test_count_nonzero_of_a_huge_view_is_at_source_cost():
+    v = lazybcast.broadcast_to(np.array([3, 0, 1]), (10**17, 3))
+    assert np.count_nonzero(v) == 2 * 10**17
+    assert np.count_nonzero(v, axis=0).source.tolist() == [10**17, 0, 10**17]
+
+
+@pytest.mark.parametrize("src, shape", [(np.array([[1.0, -2.0, 5.0]]), (4, 3)),
+                                        (np.array([[1], [7]], np.int8), (2, 6))])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_ptp_as_numpy(src, shape, axis, keepdims):
+    expected = np.ptp(np.broadcast_to(src, shape), axis=axis, keepdims=keepdims)
+    got = np.ptp(lazybcast.broadcast_to(src, shape), axis=axis, keepdims=keepdims)
+    assert np.asarray(got).dtype == np.asarray(expected).dtype
+    np.testing.assert_array_equal(np.asarray(got), expected)
+
+
+@pytest.mark.parametrize("invert", [False, True])
+def test_isin_stays_lazy(invert):
+    src = np.arange(4.0)
+    got = np.isin(lazybcast.broadcast_to(src, (1000, 4)), [3.0, 1.0], invert=invert)
+    expected = np.isin(np.broadcast_to(src, (1000, 4)), [3.0, 1.0], invert=invert)
+    assert type(got) is BroadcastView and got.source.size == 4
+    np.testing.assert_array_equal(got.materialize(), expected)
