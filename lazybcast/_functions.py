@@ -5,7 +5,8 @@ The functions in :data:`LAZY` keep a view lazy: the reductions (at source cost, 
 (``np.transpose``, ``np.moveaxis``, ``np.swapaxes``, ``np.matrix_transpose``,
 ``np.expand_dims``, ``np.squeeze``, ``np.broadcast_to``: O(ndim), they move the source's axes
 with the view's; ``np.reshape`` and ``np.ravel``: lazy where the axes split or merge cleanly) and a few elementwise functions (``np.where``,
-``np.isclose``, ``np.allclose``, ``np.array_equal``, ``np.clip``, ``np.round``). Every other
+``np.isclose``, ``np.allclose``, ``np.array_equal``, ``np.clip``, ``np.round``,
+``np.isin``), ``np.count_nonzero`` and ``np.ptp``. Every other
 NumPy function runs as before this protocol existed: on ``np.asarray(view)``, which is
 ``np.broadcast_to`` of the source (no copy).
 
@@ -197,3 +198,46 @@ def _round(a, decimals=0, out=None):
         return np.round(x, decimals)
 
     return elementwise(round_, (a,))
+
+
+# -- counting and ranges: the same algebra as the reductions ---------------------------------
+
+
+@_implements(np.count_nonzero)
+def _count_nonzero(a, axis=None, *, keepdims=False):
+    """Nonzero elements of the source times the repeats (NumPy's algorithm otherwise: a bool
+    view summed in intp, at source cost)."""
+    if type(a) is not BroadcastView:
+        return NotImplemented
+    if axis is None and not keepdims:
+        if a.size == 0:
+            return 0
+        return int(np.count_nonzero(a.source)) * (a.size // a.source.size)
+    if np.issubdtype(a.dtype, np.character):
+        flags = a != a.dtype.type()
+    else:
+        flags = a.astype(np.bool, copy=False)
+    return _reductions.sum(flags, axis=axis, dtype=np.intp, keepdims=keepdims)
+
+
+@_implements(np.ptp)
+def _ptp(a, axis=None, out=None, keepdims=False):
+    """``max - min``, both at source cost, as NumPy's ``np.ptp`` computes it."""
+    if out is not None or type(a) is not BroadcastView:
+        return NotImplemented
+    if keepdims is _NoValue:
+        keepdims = False
+    return np.subtract(_reductions.max(a, axis, None, keepdims),
+                       _reductions.min(a, axis, None, keepdims))
+
+
+@_implements(np.isin)
+def _isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
+    """Elementwise in ``element``: the source's answer, broadcast again."""
+    if type(element) is not BroadcastView or type(test_elements) is BroadcastView:
+        return NotImplemented
+
+    def isin_(x):
+        return np.isin(x, test_elements, assume_unique=assume_unique, invert=invert, kind=kind)
+
+    return elementwise(isin_, (element,))

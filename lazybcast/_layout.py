@@ -303,11 +303,12 @@ def reshape(view, shape, order="C", copy=None):
             return _from_proxy(result, view)
     newshape, order = _resolve(view.shape, shape, order, copy)  # NumPy checked ``copy`` too
     forbid = copy is not None and not copy
+    if order == "A":  # decided on the view itself, before a copy changes its layout
+        proxy = _proxy(view)
+        order = "F" if proxy.flags.f_contiguous and not proxy.flags.c_contiguous else "C"
     if copy:
         view = view.copy()
     proxy = _proxy(view)
-    if order == "A":
-        order = "F" if proxy.flags.f_contiguous and not proxy.flags.c_contiguous else "C"
     if proxy.size == 0:
         return _from_proxy(proxy.reshape(newshape, order=order), view)
     old = proxy.shape

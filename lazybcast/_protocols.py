@@ -158,8 +158,9 @@ def contains(view, value):
 
 
 def read_only(name):
-    """The error for an in-place method (``fill``, ``sort``, ...) of a read-only view."""
-    return TypeError(
+    """The error for an in-place method (``fill``, ``sort``, ...) of a read-only view: a
+    ``ValueError``, as NumPy raises for a read-only array."""
+    return ValueError(
         f"BroadcastView.{name}() would write in place, but a BroadcastView is read-only (its "
         f"elements share memory with the broadcast source); use view.materialize() for a "
         f"writeable copy"

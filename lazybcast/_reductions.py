@@ -126,6 +126,12 @@ def _finish(r, view, axes, keepdims, out):
     return make_view(r, r.shape, full, "numpy")
 
 
+def _is_object(view, dtype=None):
+    """Object dtype reduces in NumPy (repeated ``+`` and comparisons of the Python objects,
+    which the repetition algebra would skip or replace with ``*``)."""
+    return view.dtype.kind == "O" or (dtype is not None and np.dtype(dtype).kind == "O")
+
+
 def _numpy(name, view, **kwargs):
     """``np.<name>`` on the zero-copy ``np.asarray(view)``; unset arguments stay unset."""
     kwargs = {k: v for k, v in kwargs.items()
@@ -206,7 +212,8 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
     if keepdims is _NoValue:
         keepdims = False
     kind = _KIND.get(ufunc)
-    plain = kind is not None and (where is True or where is _NoValue) and view.ndim > 0
+    plain = (kind is not None and (where is True or where is _NoValue) and view.ndim > 0
+             and not _is_object(view, dtype))
     if plain:
         axes = _axes(axis, view.ndim)
         fits = _out_fits(out, _result_shape(view.shape, axes, keepdims))
@@ -238,7 +245,11 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
         elif kind == "parity" and k % 2 == 0:
             r[...] = 0  # x ^ x == 0: pairs cancel
         if initial is not _NoValue and kind != "same":
-            ufunc(r, np.asarray(initial).astype(r.dtype), out=r)
+            # NumPy converts ``initial`` itself (NEP 50: out of range raises): reduce nothing.
+            start = ufunc.reduce(np.empty(0, src.dtype), initial=initial,
+                                 out=np.empty((), r.dtype), **({} if dtype is None else
+                                                                {"dtype": dtype}))
+            ufunc(r, start, out=r)
     return _finish(r, view, axes, keepdims, out)
 
 
@@ -315,8 +326,20 @@ def mean(view, axis=None, dtype=None, out=None, keepdims=False, *, where=True, n
     """
     if keepdims is _NoValue:
         keepdims = False
-    if (where is True or where is _NoValue) and view.ndim > 0:
+    if (where is True or where is _NoValue) and view.ndim > 0 and not _is_object(view, dtype):
         axes = _axes(axis, view.ndim)
+        if name == "mean" and out is None and dtype is not None and np.dtype(dtype).kind in "iub":
+            # NumPy sums in ``dtype`` (wrapping) over the logical elements, then true_divides
+            # by the count (an intp) and casts back: the same steps on the repeated sum.
+            if view.size == 0:
+                return _numpy(name, view, axis=axis, dtype=dtype, keepdims=keepdims)
+            s = reduce(np.add, view, axis, dtype, None, keepdims)
+            count = np.intp(1)
+            for d in axes:
+                count *= view.shape[d]
+            if type(s) is BroadcastView:
+                return np.true_divide(s, count).astype(np.dtype(dtype))
+            return s.dtype.type(s / count)
         fits = _out_fits(out, _result_shape(view.shape, axes, keepdims))
         if fits is not False:
             src = _source(view, axes)
@@ -332,7 +355,8 @@ def _moment(name, view, axis, dtype, out, ddof, keepdims, where, mean, correctio
         if ddof != 0:
             raise ValueError("ddof and correction can't be provided simultaneously.")
         ddof, correction = correction, _NoValue
-    if (where is True or where is _NoValue) and mean is _NoValue and view.ndim > 0:
+    if (where is True or where is _NoValue) and mean is _NoValue and view.ndim > 0 \
+            and not _is_object(view, dtype):
         axes = _axes(axis, view.ndim)
         fits = _out_fits(out, _result_shape(view.shape, axes, keepdims))
         if fits is not False:
@@ -368,7 +392,7 @@ def std(view, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
 def _arg(name, view, axis, out, keepdims):
     if keepdims is _NoValue:
         keepdims = False
-    if view.ndim > 0:
+    if view.ndim > 0 and not _is_object(view):
         axes = tuple(range(view.ndim)) if axis is None else \
             (normalize_axis_index(axis, view.ndim),)
         fits = _out_fits(out, _result_shape(view.shape, axes, keepdims))

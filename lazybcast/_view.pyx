@@ -470,6 +470,39 @@ cdef class BroadcastView:
     # ndarray attributes a view does not have: each raises an AttributeError that names the
     # cheap way (hasattr() stays False). Properties, not __getattr__: a __getattr__ would slow
     # down every failed lookup, and NumPy probes several on each np.asarray(view).
+    flat = property(lambda self: self._as_ndarray().flat,
+                    doc="``np.asarray(view).flat``: a flat iterator over the zero-copy ndarray.")
+
+    def round(self, decimals=0, out=None):
+        """``ndarray.round``: elementwise, so lazy (rounds the source) unless ``out`` is given."""
+        return np.round(self, decimals, out)
+
+    def clip(self, min=None, max=None, out=None, **kwargs):
+        """``ndarray.clip``: the ``np.clip`` ufunc, lazy (on the source) unless ``out`` is given."""
+        return np.clip(self, min, max, out=out, **kwargs)
+
+    def conj(self):
+        """``ndarray.conj``: ``np.conjugate``, lazy (on the source)."""
+        return np.conjugate(self)
+
+    def conjugate(self):
+        """``ndarray.conjugate``: ``np.conjugate``, lazy (on the source)."""
+        return np.conjugate(self)
+
+    def cumsum(self, axis=None, dtype=None, out=None):
+        """``ndarray.cumsum`` by NumPy on ``np.asarray(view)``: the result is full size."""
+        return np.cumsum(self._as_ndarray(), axis, dtype, out)
+
+    def cumprod(self, axis=None, dtype=None, out=None):
+        """``ndarray.cumprod`` by NumPy on ``np.asarray(view)``: the result is full size."""
+        return np.cumprod(self._as_ndarray(), axis, dtype, out)
+
+    def dot(self, b, out=None):
+        """``ndarray.dot`` by NumPy on ``np.asarray(view)`` (O(logical))."""
+        if type(b) is BroadcastView:
+            b = (<BroadcastView>b)._as_ndarray()
+        return np.dot(self._as_ndarray(), b, out)
+
     tobytes = _missing("tobytes")
     tofile = _missing("tofile")
     dump = _missing("dump")
@@ -653,8 +686,10 @@ cdef class BroadcastView:
     def __rmod__(self, other): return _mod(1).binary(np.remainder, other, self)
     def __divmod__(self, other): return _mod(1).binary(np.divmod, self, other)
     def __rdivmod__(self, other): return _mod(1).binary(np.divmod, other, self)
-    def __pow__(self, other, mod=None): return _mod(1).binary(np.power, self, other)
-    def __rpow__(self, other, mod=None): return _mod(1).binary(np.power, other, self)
+    def __pow__(self, other, mod=None):
+        return NotImplemented if mod is not None else _mod(1).binary(np.power, self, other)
+    def __rpow__(self, other, mod=None):
+        return NotImplemented if mod is not None else _mod(1).binary(np.power, other, self)
     def __matmul__(self, other): return _mod(1).binary(np.matmul, self, other)
     def __rmatmul__(self, other): return _mod(1).binary(np.matmul, other, self)
     def __lshift__(self, other): return _mod(1).binary(np.left_shift, self, other)
@@ -673,6 +708,20 @@ cdef class BroadcastView:
     def __ge__(self, other): return _mod(1).binary(np.greater_equal, self, other)
     def __eq__(self, other): return _mod(1).equality(np.equal, self, other)
     def __ne__(self, other): return _mod(1).equality(np.not_equal, self, other)
+    # In place: NumPy's ufunc with out=self, which raises NumPy's read-only ValueError.
+    def __iadd__(self, other): return _in_place(np.add, self, other)
+    def __isub__(self, other): return _in_place(np.subtract, self, other)
+    def __imul__(self, other): return _in_place(np.multiply, self, other)
+    def __itruediv__(self, other): return _in_place(np.true_divide, self, other)
+    def __ifloordiv__(self, other): return _in_place(np.floor_divide, self, other)
+    def __imod__(self, other): return _in_place(np.remainder, self, other)
+    def __ipow__(self, other, mod=None): return _in_place(np.power, self, other)
+    def __imatmul__(self, other): return _in_place(np.matmul, self, other)
+    def __ilshift__(self, other): return _in_place(np.left_shift, self, other)
+    def __irshift__(self, other): return _in_place(np.right_shift, self, other)
+    def __iand__(self, other): return _in_place(np.bitwise_and, self, other)
+    def __ior__(self, other): return _in_place(np.bitwise_or, self, other)
+    def __ixor__(self, other): return _in_place(np.bitwise_xor, self, other)
     def __neg__(self): return np.negative(self)
     def __pos__(self): return np.positive(self)
     def __abs__(self): return np.absolute(self)
@@ -860,7 +909,7 @@ cdef class BroadcastView:
         return BroadcastView._wrap(source, shape, self.base, self.mode)
 
     def __setitem__(self, key, value):
-        raise TypeError(
+        raise ValueError(
             "BroadcastView is read-only: its elements share memory with the broadcast source; "
             "use view.materialize() to get a writeable copy"
         )
@@ -956,6 +1005,16 @@ def _method_axes(tuple axes):
     if not axes:
         return None
     return axes[0] if len(axes) == 1 else axes
+
+
+def _in_place(ufunc, view, other):
+    """``view <op>= other``: a view is read-only, so this raises NumPy's error for a read-only
+    array (rather than Python's fallback ``view = view <op> other``, a silent rebinding)."""
+    raise ValueError(
+        f"output array is read-only: a BroadcastView cannot be updated in place "
+        f"(np.{ufunc.__name__} with out=view); use view.materialize() for a writeable copy, "
+        f"or write view = view <op> other for a new lazy view"
+    )
 
 
 def _protocols_read_only(name):

@@ -236,3 +236,19 @@ def test_layout_results_pickle_with_their_values():
               .reshape(10, 3)):
         back = pickle.loads(pickle.dumps(v))
         assert_same(np.asarray(back), np.asarray(v))
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (1, 4, 4), (3, 4, 4)])
+@pytest.mark.parametrize("copy", [None, False, True])
+def test_reshape_order_a_is_decided_before_the_copy(shape, copy):
+    """'A' reads F order on an F-contiguous view, also with copy=True (review F14)."""
+    src = np.asfortranarray(np.arange(16).reshape(4, 4))
+    src = src[None] if len(shape) == 3 else src
+    n, v = np.broadcast_to(src, shape), lazybcast.broadcast_to(src, shape)
+    try:
+        expected = n.reshape(-1, order="A", copy=copy)
+    except ValueError:
+        with pytest.raises(ValueError):
+            v.reshape(-1, order="A", copy=copy)
+    else:
+        np.testing.assert_array_equal(np.asarray(v.reshape(-1, order="A", copy=copy)), expected)

@@ -44,7 +44,7 @@ def test_changes_to_the_source_show_through_the_view():
     np.testing.assert_array_equal(sliced.materialize(), [[0] * 4, [7] * 4])
     with pytest.raises(ValueError, match="read-only"):
         zero_copy[0, 0] = 1
-    with pytest.raises(TypeError, match="read-only"):
+    with pytest.raises(ValueError, match="read-only"):
         view[0, 0] = 1
 
 

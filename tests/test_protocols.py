@@ -235,7 +235,10 @@ def test_real_and_imag(pair):
 ])
 def test_in_place_methods_say_read_only(call):
     v = lazybcast.broadcast_to(np.arange(3), (2, 3))
-    with pytest.raises(TypeError, match="read-only.*materialize"):
+    n = np.broadcast_to(np.arange(3), (2, 3))
+    with pytest.raises(ValueError):  # NumPy's type for a read-only array
+        call(n)
+    with pytest.raises(ValueError, match="read-only.*materialize"):
         call(v)
 
 
@@ -351,3 +354,46 @@ def test_dask_copy_of_a_view_is_its_source_only(from_array):
     v = lazybcast.broadcast_to(x, (10**9, 4))
     d = from_array(v, chunks=(10**8, 4))
     assert d[10**9 - 1].compute(scheduler="sync").tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+@pytest.mark.parametrize("write", [
+    lambda x: x.__setitem__(0, 1), lambda x: x.__setitem__((slice(None), 1), 5),
+    lambda x: x.__delitem__(0),
+])
+def test_item_assignment_raises_valueerror_as_numpy(write):
+    n = np.broadcast_to(np.arange(3), (2, 3))
+    v = lazybcast.broadcast_to(np.arange(3), (2, 3))
+    try:
+        write(n)
+    except ValueError:
+        pass
+    with pytest.raises(ValueError, match="read-only.*materialize"):
+        write(v)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: x.round(1), lambda x: x.round(), lambda x: x.clip(0.5, 1.5),
+    lambda x: x.clip(min=1.0), lambda x: x.conj(), lambda x: x.conjugate(),
+    lambda x: x.cumsum(axis=1), lambda x: x.cumsum(), lambda x: x.cumprod(axis=0),
+    lambda x: x.dot(x.T), lambda x: x.dot(np.ones(3)), lambda x: list(x.flat),
+    lambda x: x.flat[4],
+], ids=["round1", "round", "clip", "clip-min", "conj", "conjugate", "cumsum1", "cumsum",
+        "cumprod0", "dot-view", "dot-array", "flat", "flat-index"])
+@pytest.mark.parametrize("src", [np.arange(3.0) - 0.75, np.array([1 + 2j, -3j, 0.5])],
+                         ids=["float", "complex"])
+def test_ndarray_methods_as_numpy(call, src):
+    """round/clip/conj/conjugate stay lazy; cumsum/cumprod/dot/flat are NumPy's (review F5)."""
+    n, v = np.broadcast_to(src, (2, 3)), lazybcast.broadcast_to(src, (2, 3))
+    try:
+        expected = call(n)
+    except TypeError:  # clip of complex
+        with pytest.raises(TypeError):
+            call(v)
+        return
+    got = call(v)
+    if isinstance(expected, np.ndarray) and expected.shape == (2, 3) and \
+            not np.shares_memory(expected, n) and type(got) is BroadcastView:
+        assert got.source.size <= 3  # lazy: computed on the source
+    expected, got = np.asarray(expected), np.asarray(got)
+    assert got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected)

@@ -281,3 +281,132 @@ def test_float_result_dtypes_are_numpys(name, src_dtype, dtype):
         if got[0] == "ok":
             assert np.asarray(got[1]).dtype == np.asarray(expected[1]).dtype
             np.testing.assert_allclose(np.asarray(got[1]), expected[1], rtol=2e-3)
+
+
+# -- review fixes (F9, F10, F3, F4) -----------------------------------------------------------
+
+
+class _AddOnly:
+    """An object with ``+`` but neither ``*`` nor comparisons, as ``collections.Counter``."""
+
+    def __init__(self, x):
+        self.x = x
+
+    def __add__(self, other):
+        return _AddOnly(self.x + other.x)
+
+    def __eq__(self, other):
+        return type(other) is _AddOnly and self.x == other.x
+
+    __hash__ = None
+
+
+@pytest.mark.parametrize("axis", [0, None, (0, 1)])
+def test_object_sum_adds_as_numpy(axis):
+    """Object dtype reduces by NumPy's repeated ``+``, never ``x * k``."""
+    src = np.array([[_AddOnly(1), _AddOnly(2)]], dtype=object)
+    expected = np.broadcast_to(src, (10, 2)).sum(axis=axis)
+    got = lazybcast.broadcast_to(src, (10, 2)).sum(axis=axis)
+    assert np.asarray(got).tolist() == np.asarray(expected).tolist()
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "prod"])
+def test_object_floats_reduce_as_numpy(name):
+    """Python floats in an object array: NumPy adds 0.1 ten times (0.9999999999999999)."""
+    src = np.array([0.1, 3.0], dtype=object)
+    expected = getattr(np.broadcast_to(src, (10, 2)), name)(axis=0)
+    got = getattr(lazybcast.broadcast_to(src, (10, 2)), name)(axis=0)
+    assert np.asarray(got).tolist() == np.asarray(expected).tolist()
+
+
+@pytest.mark.parametrize("name", ["max", "min", "argmax"])
+def test_object_comparisons_raise_as_numpy(name):
+    src = np.array([_AddOnly(1)], dtype=object)
+    with pytest.raises(TypeError):
+        getattr(np.broadcast_to(src, (10, 1)), name)(axis=0)
+    with pytest.raises(TypeError):
+        getattr(lazybcast.broadcast_to(src, (10, 1)), name)(axis=0)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.int64, bool])
+@pytest.mark.parametrize("axis", [None, 0, 1, (0, 1)])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_mean_with_integer_dtype_wraps_as_numpy(dtype, axis, keepdims):
+    """NumPy sums in the integer dtype (wrapping) over the logical elements, then divides."""
+    src = np.array([[100, 27]])
+    expected = np.broadcast_to(src, (3, 2)).mean(axis=axis, dtype=dtype, keepdims=keepdims)
+    got = lazybcast.broadcast_to(src, (3, 2)).mean(axis=axis, dtype=dtype, keepdims=keepdims)
+    assert type(got) is (BroadcastView if np.ndim(expected) else type(expected))
+    got = np.asarray(got)
+    assert got.dtype == np.asarray(expected).dtype
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("initial", [300, -129, 1.5, 2**70])
+@pytest.mark.parametrize("name", ["sum", "prod"])
+def test_out_of_range_initial_raises_as_numpy(name, initial):
+    src = np.array([1, 2])
+    n, v = np.broadcast_to(src, (3, 2)), lazybcast.broadcast_to(src, (3, 2))
+    try:
+        expected = getattr(n, name)(axis=0, initial=initial, dtype=np.int8)
+    except Exception as exc:  # noqa: BLE001 - the oracle's exception, whatever it is
+        with pytest.raises(type(exc)):
+            getattr(v, name)(axis=0, initial=initial, dtype=np.int8)
+    else:
+        np.testing.assert_array_equal(
+            np.asarray(getattr(v, name)(axis=0, initial=initial, dtype=np.int8)), expected)
+
+
+# -- np.count_nonzero, np.ptp, np.isin at source cost (review F11) ------------------------------
+
+
+_COUNTED = [
+    (np.array([3, 0, 1]), (4, 3)), (np.array([[0.0], [np.nan], [2.0]]), (3, 5)),
+    (np.array(["", "a"]), (3, 2)), (np.array([[True, False]]), (0, 2)),
+    (np.array([[1, 0], [0, 0]]), (2, 2)), (np.array(5), ()),
+]
+
+
+@pytest.mark.parametrize("src, shape", _COUNTED)
+@pytest.mark.parametrize("axis", [None, 0, -1, (0, 1)])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_count_nonzero_as_numpy(src, shape, axis, keepdims):
+    n, v = np.broadcast_to(src, shape), lazybcast.broadcast_to(src, shape)
+    try:
+        expected = np.count_nonzero(n, axis=axis, keepdims=keepdims)
+    except (ValueError, TypeError) as exc:
+        with pytest.raises(type(exc)):
+            np.count_nonzero(v, axis=axis, keepdims=keepdims)
+        return
+    got = np.count_nonzero(v, axis=axis, keepdims=keepdims)
+    if type(expected) is int:
+        assert type(got) is int and got == expected
+    else:
+        assert np.asarray(got).dtype == np.asarray(expected).dtype
+        np.testing.assert_array_equal(np.asarray(got), expected)
+
+
+def test_count_nonzero_of_a_huge_view_is_at_source_cost():
+    v = lazybcast.broadcast_to(np.array([3, 0, 1]), (10**17, 3))
+    assert np.count_nonzero(v) == 2 * 10**17
+    assert np.count_nonzero(v, axis=0).source.tolist() == [10**17, 0, 10**17]
+
+
+@pytest.mark.parametrize("src, shape", [(np.array([[1.0, -2.0, 5.0]]), (4, 3)),
+                                        (np.array([[1], [7]], np.int8), (2, 6))])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_ptp_as_numpy(src, shape, axis, keepdims):
+    expected = np.ptp(np.broadcast_to(src, shape), axis=axis, keepdims=keepdims)
+    got = np.ptp(lazybcast.broadcast_to(src, shape), axis=axis, keepdims=keepdims)
+    assert np.asarray(got).dtype == np.asarray(expected).dtype
+    np.testing.assert_array_equal(np.asarray(got), expected)
+
+
+@pytest.mark.parametrize("invert", [False, True])
+def test_isin_stays_lazy(invert):
+    src = np.arange(4.0)
+    got = np.isin(lazybcast.broadcast_to(src, (1000, 4)), [3.0, 1.0], invert=invert)
+    expected = np.isin(np.broadcast_to(src, (1000, 4)), [3.0, 1.0], invert=invert)
+    assert type(got) is BroadcastView and got.source.size == 4
+    np.testing.assert_array_equal(got.materialize(), expected)

@@ -142,15 +142,16 @@ def test_out_view_is_read_only():
         np.add.at(v, [0], 1)
 
 
-def test_in_place_operators_rebind():
-    """A view is read-only, so ``v += 1`` builds a new lazy view (as for tuples or JAX
-    arrays) and leaves the user's array alone."""
+def test_in_place_operators_raise_and_leave_the_view_alone():
+    """A view is read-only, so ``v += 1`` raises NumPy's ValueError (as on a read-only
+    ndarray) rather than silently rebinding ``v``; ``v = v + 1`` builds a new lazy view."""
     data = np.arange(3)
     v = w = lazybcast.broadcast_to(data, (2, 3))
-    v += 1
-    assert type(v) is BroadcastView and v is not w
-    assert np.array_equal(v.materialize(), [[1, 2, 3]] * 2)
-    assert np.array_equal(data, [0, 1, 2])
+    with pytest.raises(ValueError, match="read-only"):
+        v += 1
+    assert v is w and np.array_equal(data, [0, 1, 2])
+    v = v + 1
+    assert type(v) is BroadcastView and np.array_equal(v.materialize(), [[1, 2, 3]] * 2)
 
 
 def test_other_ufunc_methods_fall_back_to_numpy():
@@ -277,3 +278,27 @@ def test_other_duck_arrays_get_the_plain_array():
     for r in (v + x, x + v, np.add(x, v), np.concatenate([v, x])):
         assert isinstance(r, da.Array)
     np.testing.assert_array_equal((v + x).compute(), np.asarray(v) + 1)
+
+
+# -- review fixes (F2, F6) ---------------------------------------------------------------------
+
+
+def test_three_argument_pow_raises_as_numpy():
+    src = np.array([5])
+    with pytest.raises(TypeError):
+        pow(np.broadcast_to(src, (3, 1)), 2, 3)
+    with pytest.raises(TypeError):
+        pow(lazybcast.broadcast_to(src, (3, 1)), 2, 3)
+
+
+@pytest.mark.parametrize("op", ["iadd", "isub", "imul", "itruediv", "ifloordiv", "imod", "ipow",
+                                "ilshift", "irshift", "iand", "ior", "ixor", "imatmul"])
+def test_in_place_operators_raise_as_numpy(op):
+    """``v += 1`` raises NumPy's read-only ValueError instead of rebinding ``v``."""
+    src = np.arange(1, 4)
+    other = np.ones((3, 3), dtype=int) if op == "imatmul" else 1
+    n, v = np.broadcast_to(src, (3, 3)), lazybcast.broadcast_to(src, (3, 3))
+    with pytest.raises(ValueError, match="output array is read-only"):
+        getattr(operator, op)(n, other)
+    with pytest.raises(ValueError, match="output array is read-only.*materialize"):
+        getattr(operator, op)(v, other)
