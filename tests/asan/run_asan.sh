@@ -46,7 +46,7 @@ done
 logs="$tmp/asan-logs"
 mkdir "$logs"
 export ASAN_OPTIONS="detect_leaks=0:allocator_may_return_null=1:halt_on_error=1:log_path=$logs/asan:${ASAN_OPTIONS:-}"
-asan_python() { (cd "$copy" && LD_PRELOAD="$libasan${LD_PRELOAD:+:$LD_PRELOAD}" "$python" "$@"); }
+asan_python() { (cd "$copy" && LAZYBCAST_UNDER_ASAN=1 LD_PRELOAD="$libasan${LD_PRELOAD:+:$LD_PRELOAD}" "$python" "$@"); }
 
 # 1. The sanitizer is live: a source whose strides reach past its buffer (built with
 #    as_strided, which NumPy does not check) must be reported by our instrumented kernel.
