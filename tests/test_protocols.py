@@ -154,11 +154,21 @@ def test_format():
 # -- membership ------------------------------------------------------------------------------------
 
 
+#: NumPy 2.0 and 2.1 themselves segfault after a few hundred comparisons of zero-stride integer
+#: arrays of mixed signedness with -1 (``np.broadcast_to(np.zeros(1, "u1"), 2) == -1`` alternated
+#: with the same on "i1"; measured: 2.0.2 and 2.1.3 crash, 2.2.6 and 2.3.5 do not). The
+#: reference here is NumPy's own ``value in ref`` on such an array, so on those versions -1 is
+#: left out of the candidates.
+NUMPY_MIXED_INT_COMPARE_CRASHES = np.lib.NumpyVersion(np.__version__) < "2.2.0"
+
+
 @given(pair=views(numeric_dtypes), data=st.data())
 def test_contains_is_numpys(pair, data):
     view, ref = pair
     flat = ref.reshape(-1)
     candidates = [0, 1, -1, 0.5, np.nan, True, 1j]
+    if NUMPY_MIXED_INT_COMPARE_CRASHES:
+        candidates.remove(-1)
     if flat.size:
         candidates.append(flat[data.draw(st.integers(0, flat.size - 1))])
     value = data.draw(st.sampled_from(candidates))
