@@ -170,6 +170,16 @@ def _storm_trials(call, check):
     return interrupted, finished
 
 
+#: The storms below raise KeyboardInterrupt wherever the main thread is when a signal lands; their
+#: handler only raises inside the call under test, which it recognises by the frame's line
+#: numbers. Python 3.10 reports those lines differently, so the interrupt escapes into pytest
+#: itself there. tests/test_sigint_storm.py storms the same calls on every version.
+needs_311_frames = pytest.mark.skipif(
+    sys.version_info < (3, 11), reason="the storm handler reads frame lines as Python 3.11+ does"
+)
+
+
+@needs_311_frames
 def test_sigint_storm_out_not_written_after_raise():
     threads = 2
     n = 4096
@@ -197,6 +207,7 @@ def test_sigint_storm_out_not_written_after_raise():
                                   np.broadcast_to(src, view.shape))
 
 
+@needs_311_frames
 def test_sigint_storm_gather():
     """The reproducer of issue 13: a 128 MB gather across a transposed source while SIGINTs
     arrive 2 ms apart; the gather's offsets table must outlive every helper (ASan reported a

@@ -269,7 +269,12 @@ def test_broadcast_shapes_is_numpy(shape_list):
 
 @pytest.mark.parametrize(
     "bad",
-    [((3,), (4,)), ((2, 3), (3, 2)), ((-1,),), ((2.0,),), (None,), ("ab",), ([[1]],), ((True,),)],
+    [((3,), (4,)), ((2, 3), (3, 2)), ((-1,),), ((2.0,),),
+     pytest.param((None,), marks=pytest.mark.skipif(
+         np.lib.NumpyVersion(np.__version__) < "2.3.0",
+         reason="NumPy before 2.3 reads a None shape as () (measured: 2.0.2, 2.1.3, 2.2.6); "
+                "lazybcast follows NumPy 2.3+, which raises TypeError")),
+     ("ab",), ([[1]],), ((True,),)],
     ids=repr,
 )
 def test_broadcast_shapes_errors_like_numpy(bad):

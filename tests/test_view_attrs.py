@@ -128,7 +128,11 @@ def _view():
 def test_np_array_is_a_fresh_writeable_copy():
     x, v = _view()
     a = np.array(v)
-    assert a.flags.writeable and a.flags.c_contiguous and a.flags.owndata
+    assert a.flags.writeable and a.flags.owndata
+    if np.lib.NumpyVersion(np.__version__) >= "2.1.0":
+        # NumPy 2.0 calls __array__() without copy=True and copies the zero-copy array itself,
+        # keeping its (broadcast) memory order; from 2.1 the view makes the C-ordered copy.
+        assert a.flags.c_contiguous
     assert not np.shares_memory(a, x)
     np.testing.assert_array_equal(a, np.broadcast_to(x, (2, 3, 5, 4)))
     a[...] = -1
@@ -220,8 +224,8 @@ def test_truth_value_follows_numpy(value, shape):
     view = lazybcast.broadcast_to(np.float64(value), shape)
     try:
         expected = bool(ref)
-    except ValueError:
-        with pytest.raises(ValueError):
+    except (ValueError, DeprecationWarning) as error:  # NumPy 2.0-2.1 warn on an empty array
+        with pytest.raises(type(error)):
             bool(view)
     else:
         assert bool(view) is expected
