@@ -62,7 +62,7 @@ def extension(name, suffix=".pyx"):
         define_macros=macros,
         extra_compile_args=compile_args,
         extra_link_args=link_args,
-        depends=KERNEL_PARTS if name == "_kernels" else [],
+        depends={"_kernels": KERNEL_PARTS, "_view": ["lazybcast/_view_basic_key.pxi"]}.get(name, []),
     )
 
 

@@ -26,7 +26,7 @@ from lazybcast._kernels cimport (
 )
 
 cdef extern from "numpy/arrayobject.h":
-    # An element as NumPy returns it (basic indexing's fast path, BroadcastView._basic_key).
+    # An element as NumPy returns it (basic indexing's fast path, _view_basic_key.pxi).
     object _scalar "PyArray_Scalar"(void*, cnp.PyArray_Descr*, object)
 
 import numpy as np
@@ -36,7 +36,7 @@ from lazybcast._rules import MODES, check_size
 
 cnp.import_array()
 
-#: "Not a key for the fast path": BroadcastView._basic_key hands the key to _indexing.
+#: "Not a key for the fast path": _basic_key (_view_basic_key.pxi) hands the key to _indexing.
 cdef object _GENERAL = object()
 
 #: What a bare ``BroadcastView.__new__`` (for example from a crafted pickle) holds: nothing.
@@ -777,7 +777,7 @@ cdef class BroadcastView:
             return self._field(key)
         if type(key) is tuple or type(key) is int or type(key) is slice:
             # The commonest keys (a data loader's view[i], slicing) without the general parser.
-            result = self._basic_key(key)
+            result = _basic_key(self, key)
             if result is not _GENERAL:
                 return result
         result = _indexing.index(self._source, self.shape, key)
@@ -785,121 +785,6 @@ cdef class BroadcastView:
             source, shape = result
             return BroadcastView._wrap(source, shape, self.base, self.mode)
         return result
-
-    cdef object _basic_key(self, object key):
-        """Basic indexing by an int, a slice or a tuple of ints, slices, ``None`` and one
-        ``...``, straight onto the source's strides (what NumPy's ``get_view_from_index``
-        does), or ``_GENERAL`` for any other key and for an int out of range (the general path
-        in ``_indexing`` then raises NumPy's error)."""
-        cdef cnp.ndarray src = self._source
-        cdef tuple entries = key if type(key) is tuple else None
-        cdef Py_ssize_t nkey = 1 if entries is None else len(entries)
-        cdef Py_ssize_t k, start, stop, step, length, i, n, m
-        cdef int ndim = len(self.shape), axis = 0, out_nd = 0, consumed = 0, fill, j
-        cdef bint ellipsis = False, scalar = True
-        cdef cnp.npy_intp dims[cnp.NPY_MAXDIMS]      # the new source's
-        cdef cnp.npy_intp strides[cnp.NPY_MAXDIMS]
-        cdef cnp.npy_intp vdims[cnp.NPY_MAXDIMS]     # the new view's
-        cdef cnp.npy_intp stride, size = 1
-        cdef char* data = <char*>cnp.PyArray_DATA(src)
-        cdef object item
-        for k in range(nkey):
-            item = key if entries is None else entries[k]
-            if type(item) is int or type(item) is slice:
-                consumed += 1
-            elif item is Ellipsis and not ellipsis:
-                ellipsis = True
-            elif item is not None:
-                return _GENERAL
-        if consumed > ndim or nkey - consumed > cnp.NPY_MAXDIMS:
-            return _GENERAL
-        fill = ndim - consumed
-        for k in range(nkey + 1):
-            if k < nkey:
-                item = key if entries is None else entries[k]
-            elif ellipsis:
-                break
-            else:
-                item = Ellipsis  # the implicit trailing `...`
-            if type(item) is int:
-                n = self.shape[axis]
-                try:
-                    i = item
-                except OverflowError:
-                    return _GENERAL
-                if i < -n or i >= n:
-                    return _GENERAL
-                if i < 0:
-                    i += n
-                if cnp.PyArray_DIMS(src)[axis] == n:
-                    data += i * cnp.PyArray_STRIDES(src)[axis]
-                axis += 1
-                continue
-            if item is Ellipsis:
-                if k < nkey:
-                    scalar = False
-                if out_nd + fill > cnp.NPY_MAXDIMS:
-                    return _GENERAL
-                for j in range(fill):
-                    dims[out_nd] = cnp.PyArray_DIMS(src)[axis]
-                    strides[out_nd] = cnp.PyArray_STRIDES(src)[axis]
-                    vdims[out_nd] = self.shape[axis]
-                    out_nd += 1
-                    axis += 1
-                fill = 0
-                continue
-            if out_nd == cnp.NPY_MAXDIMS:
-                return _GENERAL
-            scalar = False
-            if item is None:
-                dims[out_nd] = 1
-                strides[out_nd] = 0
-                vdims[out_nd] = 1
-            else:  # a slice
-                n = self.shape[axis]
-                m = cnp.PyArray_DIMS(src)[axis]
-                stride = cnp.PyArray_STRIDES(src)[axis]
-                PySlice_GetIndicesEx(item, n, &start, &stop, &step, &length)
-                if m == n:
-                    if length > 0:
-                        data += start * stride
-                    dims[out_nd] = length
-                    strides[out_nd] = stride * step
-                else:  # a broadcast axis keeps its single source element
-                    dims[out_nd] = m
-                    strides[out_nd] = stride
-                vdims[out_nd] = length
-                axis += 1
-            out_nd += 1
-        cdef cnp.PyArray_Descr* descr = cnp.PyArray_DESCR(src)
-        if scalar and out_nd == 0:
-            return _scalar(data, descr, src)  # every axis an int: NumPy's scalar
-        Py_INCREF(<object>descr)
-        cdef cnp.ndarray out = <cnp.ndarray>lzb_new_from_descr(
-            &lzb_ndarray_type, descr, out_nd, dims, strides, data,
-            cnp.PyArray_FLAGS(src) & cnp.NPY_ARRAY_WRITEABLE, NULL)
-        cnp.set_array_base(out, src)
-        # The view, built here: its invariant holds by construction (every source axis is 1
-        # or the view's size), so _wrap's checks are skipped.
-        cdef BroadcastView v = BroadcastView.__new__(BroadcastView)
-        cdef tuple shape = PyTuple_New(out_nd)
-        cdef tuple vstrides = PyTuple_New(out_nd)
-        cdef object value
-        for j in range(out_nd):
-            value = vdims[j]
-            Py_INCREF(value)
-            PyTuple_SET_ITEM(shape, j, value)
-            value = strides[j] if dims[j] == vdims[j] and vdims[j] != 1 else 0
-            Py_INCREF(value)
-            PyTuple_SET_ITEM(vstrides, j, value)
-            size *= vdims[j]
-        v._source = out
-        v.shape = shape
-        v.strides = vstrides
-        v.base = self.base
-        v.mode = self.mode
-        v._size = size
-        return v
 
     cdef BroadcastView _field(self, key):
         # A field (or list of fields) of a structured source: NumPy selects it (and raises);
@@ -998,6 +883,9 @@ cdef class BroadcastView:
         """
         from lazybcast._dask import to_dask
         return to_dask(self, chunks)
+
+
+include "_view_basic_key.pxi"
 
 
 def _method_axes(tuple axes):
