@@ -24,7 +24,7 @@ class BroadcastView:
     @property
     def shape(self) -> tuple[int, ...]: ...  # cdef readonly tuple
     @property
-    def strides(self) -> tuple[int, ...]: ...  # cdef readonly tuple (0 on broadcast axes)
+    def strides(self) -> tuple[int, ...]: ...  # 0 on broadcast axes, built on first use
     @property
     def base(self) -> np.ndarray[Any, Any]: ...  # cdef readonly object
     @property

@@ -101,7 +101,7 @@ cdef class BroadcastView:
 
     cdef readonly cnp.ndarray _source
     cdef readonly tuple shape
-    cdef readonly tuple strides
+    cdef tuple _strides  # the stride map, built on first use (None until then)
     cdef readonly object base
     cdef readonly str mode
     cdef intp_t _size
@@ -110,7 +110,7 @@ cdef class BroadcastView:
         # Every field valid from the start: an object made by __new__ alone is an empty view.
         self._source = _EMPTY
         self.shape = (0,)
-        self.strides = (0,)
+        self._strides = (0,)
         self.base = _EMPTY
         self.mode = "numpy"
 
@@ -135,7 +135,6 @@ cdef class BroadcastView:
             source = source.view()
             source.flags.writeable = False
         cdef intp_t size = 1, n, m
-        cdef list strides = [0] * ndim
         if cnp.PyArray_NDIM(source) != ndim:
             raise ValueError(f"source has rank {cnp.PyArray_NDIM(source)}; the view's shape "
                              f"{shape} needs rank {ndim}")
@@ -145,11 +144,9 @@ cdef class BroadcastView:
             if m != n and m != 1:
                 raise ValueError(f"source axis {d} has size {m}; it must be 1 or {n}")
             size *= n
-            if m == n and n != 1:
-                strides[d] = cnp.PyArray_STRIDES(source)[d]
         v._source = source
         v.shape = shape
-        v.strides = tuple(strides)
+        v._strides = None
         v.base = base
         v.mode = mode
         v._size = size
@@ -179,6 +176,21 @@ cdef class BroadcastView:
     def dtype(self):
         """The element type (the source's)."""
         return self._source.dtype
+
+    @property
+    def strides(self):
+        """Bytes between neighbours along each axis: the source's stride, 0 on a broadcast
+        axis (and on an axis of size 1). Built on first use, so indexing does not pay for it."""
+        cdef int d
+        cdef list strides
+        if self._strides is None:
+            strides = [0] * len(self.shape)
+            for d in range(len(self.shape)):
+                if (cnp.PyArray_DIMS(self._source)[d] == <cnp.npy_intp>self.shape[d]
+                        and <cnp.npy_intp>self.shape[d] != 1):
+                    strides[d] = cnp.PyArray_STRIDES(self._source)[d]
+            self._strides = tuple(strides)
+        return self._strides
 
     @property
     def ndim(self):
@@ -221,7 +233,7 @@ cdef class BroadcastView:
         for d in range(ndim):
             dims[d] = self.shape[d]
             # np.broadcast_to keeps the source's stride on an axis of size 1
-            strides[d] = cnp.PyArray_STRIDES(source)[d] if dims[d] == 1 else self.strides[d]
+            strides[d] = cnp.PyArray_STRIDES(source)[d] if cnp.PyArray_DIMS(source)[d] == dims[d] else 0
         Py_INCREF(<object>descr)  # PyArray_NewFromDescr steals a reference
         cdef cnp.ndarray result = <cnp.ndarray>lzb_new_from_descr(
             &lzb_ndarray_type, descr, ndim, dims, strides, cnp.PyArray_DATA(source), 0, NULL)

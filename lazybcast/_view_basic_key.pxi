@@ -100,19 +100,15 @@ cdef object _basic_key(BroadcastView self, object key):
     # or the view's size), so _wrap's checks are skipped.
     cdef BroadcastView v = BroadcastView.__new__(BroadcastView)
     cdef tuple shape = PyTuple_New(out_nd)
-    cdef tuple vstrides = PyTuple_New(out_nd)
     cdef object value
     for j in range(out_nd):
         value = vdims[j]
         Py_INCREF(value)
         PyTuple_SET_ITEM(shape, j, value)
-        value = strides[j] if dims[j] == vdims[j] and vdims[j] != 1 else 0
-        Py_INCREF(value)
-        PyTuple_SET_ITEM(vstrides, j, value)
         size *= vdims[j]
     v._source = out
     v.shape = shape
-    v.strides = vstrides
+    v._strides = None
     v.base = self.base
     v.mode = self.mode
     v._size = size
