@@ -2,6 +2,7 @@
 
 import collections
 import operator
+import queue
 import threading
 
 import numpy as np
@@ -126,10 +127,15 @@ def _result(future):
 
 
 def _prefetched(view, ranges, depth, ring):
-    from concurrent.futures import ThreadPoolExecutor
+    """Batches copied ``depth`` ahead by one background thread. The thread is ours, not a
+    ``ThreadPoolExecutor``'s: a Ctrl-C can land anywhere in Python code, including inside the
+    executor's bookkeeping between starting a worker and recording it, which left that worker
+    unjoined (seen under ASan, where starting a thread is slow)."""
+    from concurrent.futures import Future
 
     cancel = threading.Event()
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lazybcast-prefetch")
+    launched = threading.Event()
+    jobs = queue.SimpleQueue()  # (future, (start, stop, ring slot)), or None: stop
     pending = collections.deque()
     count = 0
 
@@ -143,14 +149,31 @@ def _prefetched(view, ranges, depth, ring):
         _copy_in_blocks(part, array[:stop - start], cancel)
         return _caller_slice(obj, array, stop - start)
 
+    def work():
+        launched.set()
+        while True:
+            job = jobs.get()
+            if job is None or cancel.is_set():
+                return
+            future, args = job
+            try:
+                future.set_result(produce(*args))
+            except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
+                future.set_exception(e)
+            del future, job  # the batch is the caller's once it is taken
+
     def submit():
         nonlocal count
         for start, stop in ranges:
-            pending.append(pool.submit(produce, start, stop, count % len(ring) if ring else 0))
+            future = Future()
+            pending.append(future)
+            jobs.put((future, (start, stop, count % len(ring) if ring else 0)))
             count += 1
             return
 
+    worker = threading.Thread(target=work, name="lazybcast-prefetch", daemon=True)
     try:
+        worker.start()
         for _ in range(depth + 1):
             submit()
         while pending:
@@ -158,16 +181,30 @@ def _prefetched(view, ranges, depth, ring):
             yield _result(pending.popleft())
             submit()
     finally:
-        cancel.set()  # the background copy stops at its next block (<= CHUNK_BYTES)
-        interrupted = None
-        while True:
-            try:
-                pool.shutdown(wait=True, cancel_futures=True)
-                break
-            except BaseException as e:  # another Ctrl-C: still wait, never leave it running
+        _stop(worker, launched, cancel, jobs)
+
+
+def _stop(worker, launched, cancel, jobs):
+    """Stop the prefetch thread and wait until it has, however many Ctrl-C arrive meanwhile:
+    its copy stops at the next block (<= CHUNK_BYTES), and nothing returns or raises while it
+    still writes. The first interrupt is raised once the thread is gone."""
+    interrupted = None
+    while True:
+        try:
+            cancel.set()
+            jobs.put(None)
+            if not launched.is_set():
+                # start() itself was interrupted: the thread may be on its way (wait for it,
+                # then join it), or was never created (nothing runs: the wait times out).
+                launched.wait(1.0)
+            if launched.is_set():
+                worker.join()
+            break
+        except BaseException as e:  # noqa: BLE001 - another Ctrl-C: still wait
+            if interrupted is None:
                 interrupted = e
-        if interrupted is not None:
-            raise interrupted
+    if interrupted is not None:
+        raise interrupted
 
 
 # -- RowDataset -----------------------------------------------------------------------------

@@ -6,6 +6,7 @@ The slow case is a transposed uint8 source: every element read is a cache miss, 
 MB of output take seconds without needing much memory.
 """
 
+import gc
 import inspect
 import math
 import os
@@ -150,6 +151,8 @@ def _storm_trials(call, check):
         done.set()
 
     interrupted = finished = 0
+    callbacks = gc.callbacks[:]  # other libraries' gc callbacks: see tests/test_sigint_storm.py
+    gc.callbacks.clear()
     previous = signal.signal(signal.SIGINT, handler)
     sender = threading.Thread(target=storm)
     try:
@@ -167,6 +170,7 @@ def _storm_trials(call, check):
         time.sleep(0.01)  # the last signals reach the handler here
     finally:
         signal.signal(signal.SIGINT, previous)
+        gc.callbacks[:] = callbacks
     return interrupted, finished
 
 
