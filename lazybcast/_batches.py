@@ -4,6 +4,7 @@ import collections
 import operator
 import queue
 import threading
+import weakref
 
 import numpy as np
 
@@ -105,11 +106,12 @@ class _Cancelled(Exception):
     pass
 
 
-def _copy_in_blocks(part, out, cancel):
+def _copy_in_blocks(part, out, cancelled):
     """Materialize ``part`` into ``out`` one kernel block at a time, stopping at the first
-    block boundary after ``cancel`` is set (Ctrl-C or the generator closed)."""
+    block boundary after ``cancelled`` (a list) becomes non-empty (Ctrl-C or the generator
+    closed)."""
     for key in blocks(part.shape, part.itemsize, _kernels.CHUNK_BYTES):
-        if cancel.is_set():
+        if cancelled:
             raise _Cancelled
         part[key].materialize(out=out[key], threads=1)
 
@@ -126,16 +128,28 @@ def _result(future):
             pass
 
 
+class _Token:
+    """An object only the prefetching generator's frame holds (see ``_prefetched``)."""
+
+    __slots__ = ("__weakref__",)
+
+
 def _prefetched(view, ranges, depth, ring):
-    """Batches copied ``depth`` ahead by one background thread. The thread is ours, not a
-    ``ThreadPoolExecutor``'s: a Ctrl-C can land anywhere in Python code, including inside the
-    executor's bookkeeping between starting a worker and recording it, which left that worker
-    unjoined (seen under ASan, where starting a thread is slow)."""
+    """Batches copied ``depth`` ahead by one background thread of our own.
+
+    Stopping it must survive Ctrl-C landing anywhere, and Python code can be interrupted
+    between any two of its steps. So the stop is not Python code: the generator's frame alone
+    holds ``token``, and when the frame lets go of it (the finally below, or the frame being
+    cleared because an interrupt escaped, the generator was closed or collected), two C-level
+    weakref callbacks flag the copy as cancelled (``cancelled.append``) and wake the thread
+    (``jobs.put``): the copy stops at its next block (<= CHUNK_BYTES) and the thread exits.
+    The finally then waits for the thread, through any number of interrupts."""
     from concurrent.futures import Future
 
-    cancel = threading.Event()
-    launched = threading.Event()
-    jobs = queue.SimpleQueue()  # (future, (start, stop, ring slot)), or None: stop
+    cancelled = []  # non-empty: stop at the next block
+    jobs = queue.SimpleQueue()  # (future, (start, stop, ring slot)); anything else: stop
+    token = _Token()
+    callbacks = (weakref.ref(token, cancelled.append), weakref.ref(token, jobs.put))
     pending = collections.deque()
     count = 0
 
@@ -143,17 +157,16 @@ def _prefetched(view, ranges, depth, ring):
         part = view[start:stop]
         if ring is None:
             array = np.empty(part.shape, dtype=part.dtype)
-            _copy_in_blocks(part, array, cancel)
+            _copy_in_blocks(part, array, cancelled)
             return array
         obj, array = ring[k]
-        _copy_in_blocks(part, array[:stop - start], cancel)
+        _copy_in_blocks(part, array[:stop - start], cancelled)
         return _caller_slice(obj, array, stop - start)
 
-    def work():
-        launched.set()
+    def work(callbacks):  # held by the thread: a weakref's callback runs only while it lives
         while True:
             job = jobs.get()
-            if job is None or cancel.is_set():
+            if cancelled or type(job) is not tuple:
                 return
             future, args = job
             try:
@@ -171,9 +184,12 @@ def _prefetched(view, ranges, depth, ring):
             count += 1
             return
 
-    worker = threading.Thread(target=work, name="lazybcast-prefetch", daemon=True)
+    worker = threading.Thread(target=work, args=(callbacks,), name="lazybcast-prefetch",
+                              daemon=True)
+    started = False
     try:
         worker.start()
+        started = True
         for _ in range(depth + 1):
             submit()
         while pending:
@@ -181,26 +197,24 @@ def _prefetched(view, ranges, depth, ring):
             yield _result(pending.popleft())
             submit()
     finally:
-        _stop(worker, launched, cancel, jobs)
+        del token  # the callbacks run here, in C: cancelled, and the thread woken
+        if started:
+            _join(worker)
 
 
-def _stop(worker, launched, cancel, jobs):
-    """Stop the prefetch thread and wait until it has, however many Ctrl-C arrive meanwhile:
-    its copy stops at the next block (<= CHUNK_BYTES), and nothing returns or raises while it
-    still writes. The first interrupt is raised once the thread is gone."""
+def _join(worker):
+    """Wait until the prefetch thread has exited, however many Ctrl-C arrive meanwhile; the
+    first one is raised afterwards. (Were an interrupt to escape this Python code at a
+    function entry or a loop's back edge, the thread, already cancelled, still exits after at
+    most one block.) Not when the generator is finalized by its own thread's garbage
+    collection: a thread cannot join itself, and it exits on its own when it returns."""
+    if threading.current_thread() is worker:
+        return
     interrupted = None
-    while True:
+    while worker.is_alive():
         try:
-            cancel.set()
-            jobs.put(None)
-            if not launched.is_set():
-                # start() itself was interrupted: the thread may be on its way (wait for it,
-                # then join it), or was never created (nothing runs: the wait times out).
-                launched.wait(1.0)
-            if launched.is_set():
-                worker.join()
-            break
-        except BaseException as e:  # noqa: BLE001 - another Ctrl-C: still wait
+            worker.join()
+        except KeyboardInterrupt as e:
             if interrupted is None:
                 interrupted = e
     if interrupted is not None:

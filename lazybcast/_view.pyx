@@ -232,7 +232,8 @@ cdef class BroadcastView:
         cdef cnp.PyArray_Descr* descr = cnp.PyArray_DESCR(source)
         for d in range(ndim):
             dims[d] = self.shape[d]
-            # np.broadcast_to keeps the source's stride on an axis of size 1
+            # the source's stride on an axis of size 1 (np.broadcast_to reports 0 there; a size-1
+            # axis's stride is never used, and NumPy ignores it for contiguity)
             strides[d] = cnp.PyArray_STRIDES(source)[d] if cnp.PyArray_DIMS(source)[d] == dims[d] else 0
         Py_INCREF(<object>descr)  # PyArray_NewFromDescr steals a reference
         cdef cnp.ndarray result = <cnp.ndarray>lzb_new_from_descr(
