@@ -1,9 +1,9 @@
 """Feeding views to training loops: batches along axis 0, a map-style dataset, a collate."""
 
+import _thread
 import collections
 import operator
 import queue
-import threading
 import weakref
 
 import numpy as np
@@ -116,16 +116,25 @@ def _copy_in_blocks(part, out, cancelled):
         part[key].materialize(out=out[key], threads=1)
 
 
-def _result(future):
-    """``future.result()``, waking every 50 ms: a Ctrl-C delivered to another thread (the
-    kernel picks any) is then still raised here promptly, not when the batch is done."""
-    from concurrent.futures import TimeoutError
+class _Batch:
+    """One prefetched batch: the worker fills ``value`` (or ``error``) and releases ``done``."""
 
-    while True:
-        try:
-            return future.result(timeout=0.05)
-        except TimeoutError:
+    __slots__ = ("done", "value", "error")
+
+    def __init__(self):
+        self.done = _thread.allocate_lock()
+        self.done.acquire()
+        self.value = self.error = None
+
+    def take(self):
+        """The batch, once the worker has it, waking every 50 ms: a Ctrl-C delivered to
+        another thread (the kernel picks any) is then still raised here promptly."""
+        while not self.done.acquire(timeout=0.05):
             pass
+        if self.error is not None:
+            raise self.error
+        value, self.value = self.value, None
+        return value
 
 
 class _Token:
@@ -135,21 +144,26 @@ class _Token:
 
 
 def _prefetched(view, ranges, depth, ring):
-    """Batches copied ``depth`` ahead by one background thread of our own.
+    """Batches copied ``depth`` ahead by one background thread.
 
-    Stopping it must survive Ctrl-C landing anywhere, and Python code can be interrupted
-    between any two of its steps. So the stop is not Python code: the generator's frame alone
-    holds ``token``, and when the frame lets go of it (the finally below, or the frame being
-    cleared because an interrupt escaped, the generator was closed or collected), two C-level
-    weakref callbacks flag the copy as cancelled (``cancelled.append``) and wake the thread
-    (``jobs.put``): the copy stops at its next block (<= CHUNK_BYTES) and the thread exits.
-    The finally then waits for the thread, through any number of interrupts."""
-    from concurrent.futures import Future
-
+    Ctrl-C can land between any two steps of Python code in the main thread, including inside
+    ``threading``'s and ``concurrent.futures``' own bookkeeping (an interrupted
+    ``Thread.start()`` or ``Condition.wait()`` can leave a lock held that the other thread
+    then waits on for ever). So nothing here waits on those: the thread is started with
+    ``_thread.start_new_thread`` (C, no Python between creating the thread and returning),
+    each batch and the thread's end are plain locks, and the stop is not Python code: the
+    generator's frame alone holds ``token``, and when the frame lets go of it (the finally
+    below, or the frame being cleared because an interrupt escaped, the generator was closed
+    or collected), two C-level weakref callbacks flag the copy as cancelled
+    (``cancelled.append``) and wake the thread (``jobs.put``): the copy stops at its next
+    block (<= CHUNK_BYTES) and the thread ends. The finally then waits for it, through any
+    number of interrupts. (The worker thread never runs signal handlers: only the main thread
+    does.)"""
     cancelled = []  # non-empty: stop at the next block
-    jobs = queue.SimpleQueue()  # (future, (start, stop, ring slot)); anything else: stop
+    jobs = queue.SimpleQueue()  # (batch, (start, stop, ring slot)); anything else: stop
     token = _Token()
     callbacks = (weakref.ref(token, cancelled.append), weakref.ref(token, jobs.put))
+    finished = _thread.allocate_lock()  # held while the thread runs
     pending = collections.deque()
     count = 0
 
@@ -163,57 +177,59 @@ def _prefetched(view, ranges, depth, ring):
         _copy_in_blocks(part, array[:stop - start], cancelled)
         return _caller_slice(obj, array, stop - start)
 
-    def work(callbacks):  # held by the thread: a weakref's callback runs only while it lives
-        while True:
-            job = jobs.get()
-            if cancelled or type(job) is not tuple:
-                return
-            future, args = job
-            try:
-                future.set_result(produce(*args))
-            except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
-                future.set_exception(e)
-            del future, job  # the batch is the caller's once it is taken
+    def work(callbacks):  # held here: a weakref's callback runs only while the weakref lives
+        try:
+            while True:
+                job = jobs.get()
+                if cancelled or type(job) is not tuple:
+                    return
+                batch, args = job
+                try:
+                    batch.value = produce(*args)
+                except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
+                    batch.error = e
+                batch.done.release()
+                del batch, job  # the batch is the caller's once it is taken
+        finally:
+            finished.release()
 
     def submit():
         nonlocal count
         for start, stop in ranges:
-            future = Future()
-            pending.append(future)
-            jobs.put((future, (start, stop, count % len(ring) if ring else 0)))
+            batch = _Batch()
+            pending.append(batch)
+            jobs.put((batch, (start, stop, count % len(ring) if ring else 0)))
             count += 1
             return
 
-    worker = threading.Thread(target=work, args=(callbacks,), name="lazybcast-prefetch",
-                              daemon=True)
-    started = False
+    worker = None
+    finished.acquire()
     try:
-        worker.start()
-        started = True
+        worker = _thread.start_new_thread(work, (callbacks,))
         for _ in range(depth + 1):
             submit()
         while pending:
             # No local name holds the batch: once the caller moves on, it is the caller's.
-            yield _result(pending.popleft())
+            yield pending.popleft().take()
             submit()
     finally:
         del token  # the callbacks run here, in C: cancelled, and the thread woken
-        if started:
-            _join(worker)
+        if worker is not None and worker != _thread.get_ident():
+            # (the generator collected by its own thread's garbage collection: it cannot
+            # wait for itself, and ends on its own once this returns)
+            _wait(finished)
 
 
-def _join(worker):
-    """Wait until the prefetch thread has exited, however many Ctrl-C arrive meanwhile; the
-    first one is raised afterwards. (Were an interrupt to escape this Python code at a
-    function entry or a loop's back edge, the thread, already cancelled, still exits after at
-    most one block.) Not when the generator is finalized by its own thread's garbage
-    collection: a thread cannot join itself, and it exits on its own when it returns."""
-    if threading.current_thread() is worker:
-        return
+def _wait(finished):
+    """Wait until the prefetch thread has ended, however many Ctrl-C arrive meanwhile; the
+    first one is raised afterwards. (Were an interrupt to escape this Python code at its
+    entry or its loop's back edge, the thread, already cancelled, still ends after at most
+    one block.)"""
     interrupted = None
-    while worker.is_alive():
+    while True:
         try:
-            worker.join()
+            if finished.acquire(timeout=0.05):
+                break
         except KeyboardInterrupt as e:
             if interrupted is None:
                 interrupted = e

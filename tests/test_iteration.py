@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import lazybcast
+from _threads import needs_proc, os_threads, settles_to
 
 DTYPES = [np.int8, np.int64, np.float32, np.complex128, "S5", object, [("a", "<i2"), ("b", "S3")]]
 
@@ -219,17 +220,16 @@ def test_batches_of_a_huge_view_start_at_once():
 # -- prefetch thread lifetime -------------------------------------------------------------
 
 
-def _prefetch_threads():
-    return [t for t in threading.enumerate() if t.name.startswith("lazybcast-prefetch")]
-
-
+@needs_proc
 @pytest.mark.parametrize("how", ["close", "break-and-del", "exhaust", "never-started"])
 def test_prefetch_thread_is_cleaned_up(how):
     view = lazybcast.broadcast_to(np.arange(1000.0), (1000, 1000))  # 8 MB, 100 batches
+    baseline = os_threads()
     gen = view.iter_batches(10, prefetch=3)
     if how == "close":
         next(gen)
         next(gen)
+        assert os_threads() >= baseline + 1  # the prefetch thread (the count can see it)
         gen.close()
     elif how == "break-and-del":
         for i, _ in enumerate(gen):
@@ -241,15 +241,15 @@ def test_prefetch_thread_is_cleaned_up(how):
         assert sum(1 for _ in gen) == 100
     else:
         del gen
-    for t in _prefetch_threads():
-        t.join(timeout=10)
-    assert not _prefetch_threads()
+    assert settles_to(baseline)
 
 
+@needs_proc
 def test_close_while_the_worker_is_busy_returns():
     # The consumer abandons the generator while the worker is materializing the next batches:
     # close() must return (no hang) and leave no thread behind.
     view = lazybcast.broadcast_to(np.arange(2000.0), (4000, 2000))  # 64 MB, 4 batches
+    baseline = os_threads()
     gen = view.iter_batches(1000, prefetch=2)
     first = next(gen)
     assert first.shape == (1000, 2000)
@@ -263,4 +263,4 @@ def test_close_while_the_worker_is_busy_returns():
     closer.start()
     closer.join(timeout=30)
     assert done.is_set()
-    assert not _prefetch_threads()
+    assert settles_to(baseline)

@@ -202,9 +202,7 @@ def test_iter_batches_prefetch_thread_ends_with_the_loop():
             batches.close()
 
     def check():
-        _no_extra_threads(baseline)
-        names = [t.name for t in threading.enumerate() if "prefetch" in t.name]
-        assert not names, f"prefetch threads alive after the loop: {names}"
+        _no_extra_threads(baseline)  # the prefetch thread counts at the OS level
 
     interrupted, finished = _storm(call, check)
     assert interrupted > 0
