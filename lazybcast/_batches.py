@@ -151,7 +151,7 @@ def _prefetched(view, ranges, depth, ring):
     ``Thread.start()`` or ``Condition.wait()`` can leave a lock held that the other thread
     then waits on for ever). So nothing here waits on those: the thread is started with
     ``_thread.start_new_thread`` (C, no Python between creating the thread and returning),
-    each batch and the thread's end are plain locks, and the stop is not Python code: the
+    each batch and the thread's end are a plain lock and a flag, and the stop is not Python code: the
     generator's frame alone holds ``token``, and when the frame lets go of it (the finally
     below, or the frame being cleared because an interrupt escaped, the generator was closed
     or collected), two C-level weakref callbacks flag the copy as cancelled
@@ -163,7 +163,10 @@ def _prefetched(view, ranges, depth, ring):
     jobs = queue.SimpleQueue()  # (batch, (start, stop, ring slot)); anything else: stop
     token = _Token()
     callbacks = (weakref.ref(token, cancelled.append), weakref.ref(token, jobs.put))
-    finished = _thread.allocate_lock()  # held while the thread runs
+    launched = []  # the thread's ident, appended by the thread itself
+    ended = []  # non-empty once the thread has ended
+    wake = _thread.allocate_lock()  # released when it ends, to wake the caller
+    wake.acquire()
     pending = collections.deque()
     count = 0
 
@@ -178,6 +181,7 @@ def _prefetched(view, ranges, depth, ring):
         return _caller_slice(obj, array, stop - start)
 
     def work(callbacks):  # held here: a weakref's callback runs only while the weakref lives
+        launched.append(_thread.get_ident())
         try:
             while True:
                 job = jobs.get()
@@ -191,7 +195,8 @@ def _prefetched(view, ranges, depth, ring):
                 batch.done.release()
                 del batch, job  # the batch is the caller's once it is taken
         finally:
-            finished.release()
+            ended.append(True)
+            wake.release()
 
     def submit():
         nonlocal count
@@ -203,7 +208,6 @@ def _prefetched(view, ranges, depth, ring):
             return
 
     worker = None
-    finished.acquire()
     try:
         worker = _thread.start_new_thread(work, (callbacks,))
         for _ in range(depth + 1):
@@ -214,22 +218,25 @@ def _prefetched(view, ranges, depth, ring):
             submit()
     finally:
         del token  # the callbacks run here, in C: cancelled, and the thread woken
+        if worker is None and launched:  # an interrupt landed just after the start
+            worker = launched[0]
         if worker is not None and worker != _thread.get_ident():
-            # (the generator collected by its own thread's garbage collection: it cannot
-            # wait for itself, and ends on its own once this returns)
-            _wait(finished)
+            # (not when the generator is collected by its own thread's garbage collection:
+            # it cannot wait for itself, and ends on its own once this returns; nor when the
+            # thread, interrupted before it ran, never will: it is cancelled, touches nothing)
+            _wait(ended, wake)
 
 
-def _wait(finished):
-    """Wait until the prefetch thread has ended, however many Ctrl-C arrive meanwhile; the
-    first one is raised afterwards. (Were an interrupt to escape this Python code at its
-    entry or its loop's back edge, the thread, already cancelled, still ends after at most
-    one block.)"""
+def _wait(ended, wake):
+    """Wait until the prefetch thread has ended (``ended`` non-empty), however many Ctrl-C
+    arrive meanwhile; the first one is raised afterwards. The lock only wakes this thread:
+    the flag decides, so an interrupt landing just after a successful acquire cannot make
+    the wait miss the end. (Were an interrupt to escape this Python code at its entry or its
+    loop's back edge, the thread, already cancelled, still ends after at most one block.)"""
     interrupted = None
-    while True:
+    while not ended:
         try:
-            if finished.acquire(timeout=0.05):
-                break
+            wake.acquire(timeout=0.05)
         except KeyboardInterrupt as e:
             if interrupted is None:
                 interrupted = e
