@@ -151,8 +151,8 @@ def _prefetched(view, ranges, depth, ring):
     ``Thread.start()`` or ``Condition.wait()`` can leave a lock held that the other thread
     then waits on for ever). So nothing here waits on those: the thread is started with
     ``_thread.start_new_thread`` (C, no Python between creating the thread and returning),
-    each batch and the thread's end are a plain lock and a flag, and the stop is not Python code: the
-    generator's frame alone holds ``token``, and when the frame lets go of it (the finally
+    each batch is a plain lock and the thread's end a flag, and the stop is not Python code:
+    the generator's frame alone holds ``token``, and when the frame lets go of it (the finally
     below, or the frame being cleared because an interrupt escaped, the generator was closed
     or collected), two C-level weakref callbacks flag the copy as cancelled
     (``cancelled.append``) and wake the thread (``jobs.put``): the copy stops at its next

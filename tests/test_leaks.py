@@ -9,8 +9,8 @@ WINDOWS windows of ROUNDS calls while three things are watched:
 * ``tracemalloc``: Python-level allocations still alive after the rounds (budget: a few kB,
   whatever the number of rounds);
 * the process's resident set (RSS), for allocations tracemalloc cannot see (NumPy's data
-  buffers, the kernels' C buffers): budget 8 MB over WINDOWS * ROUNDS iterations that each allocate a
-  fresh result, so a leaked result of any size would blow it.
+  buffers, the kernels' C buffers): budget 8 MB over WINDOWS * ROUNDS iterations that each
+  allocate a fresh result, so a leaked result of any size would blow it.
 
 The whole file runs in a few seconds.
 """
