@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import lazybcast
+from _threads import os_threads, settles_to
 
 pytestmark = pytest.mark.skipif(
     sys.platform == "win32" or not hasattr(signal, "pthread_kill"), reason="needs POSIX signals"
@@ -62,7 +63,7 @@ def _storm(call, check, seconds=STORM_SECONDS):
             signal.pthread_kill(main, signal.SIGINT)
             time.sleep(GAP)
 
-    before = _os_threads()
+    before = os_threads()
     # Other libraries' gc callbacks (dask's distributed installs one) run inside the call when
     # a collection happens there; an interrupt raised in one is "ignored" (an unraisable
     # exception pytest reports), which says nothing about lazybcast: they are set aside.
@@ -93,27 +94,17 @@ def _storm(call, check, seconds=STORM_SECONDS):
     return interrupted, finished
 
 
-def _os_threads():
-    try:
-        return len(os.listdir("/proc/self/task"))
-    except OSError:  # no /proc: Python's own count
-        return threading.active_count()
-
-
 def _no_extra_threads(baseline, within=1.0):
     """No thread started by the call is alive ``within`` s later (``baseline`` counts the
     storm's sender)."""
-    deadline = time.monotonic() + within
-    while _os_threads() > baseline and time.monotonic() < deadline:
-        time.sleep(0.005)
-    assert _os_threads() <= baseline, f"{_os_threads() - baseline} threads outlived the call"
+    assert settles_to(baseline, within), f"{os_threads() - baseline} threads outlived the call"
 
 
 @pytest.fixture(autouse=True)
 def _threads_settle():
     """Each test ends with the process's threads as it found them: a helper or prefetch thread
     that was joined may take a moment to leave the OS's list, which later tests count."""
-    before = _os_threads()
+    before = os_threads()
     yield
     gc.collect()  # an executor dropped by an interrupted generator stops its worker when freed
     _no_extra_threads(before, within=2.0)
@@ -162,7 +153,7 @@ def test_gather_under_a_storm():
     n = 4096
     view, src = _transposed(n, 4)  # 64 MB per gather
     idx = np.random.default_rng(0).permutation(n)
-    baseline = _os_threads() + 1  # the storm's sender
+    baseline = os_threads() + 1  # the storm's sender
 
     def check():
         junk = [bytearray(4096) for _ in range(64)]  # reuse freed memory, as the reproducer
@@ -191,7 +182,7 @@ def test_iter_batches_out_is_not_written_after_the_loop():
 
 def test_iter_batches_prefetch_thread_ends_with_the_loop():
     view, src = _transposed(2048, 16)
-    baseline = _os_threads() + 1  # the storm's sender
+    baseline = os_threads() + 1  # the storm's sender
 
     def call():
         batches = view.iter_batches(2, prefetch=2)
