@@ -11,7 +11,6 @@ Each storm lasts STORM_SECONDS, so the file takes a few seconds whatever the mac
 """
 
 import gc
-import os
 import signal
 import sys
 import threading
