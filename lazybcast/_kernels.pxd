@@ -33,7 +33,8 @@ cdef struct Plan:
     intp_t dblock[NPY_MAXDIMS]
     bint empty
     bint has_objects
-    bint stream     # large output: write the bulk with non-temporal stores
+    bint stream     # large output: copies from the source use non-temporal stores
+    bint stream_fill  # larger still: fills and replication (no source read) do too
     bint tiled      # axes ndim-2 and ndim-1 are walked in tiles (a transposing copy)
     # An advanced-index gather: axis `gaxis` (or -1) takes its source offsets from the table
     # `goffsets` (one per index, bounds-checked before) instead of from a stride.

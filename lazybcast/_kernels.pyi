@@ -6,16 +6,20 @@ from typing import Any
 
 import numpy as np
 
-REPLICATE_CHUNK: int  # bytes; a replicated block grows by doubling up to this size
+REPLICATE_CHUNK: int  # bytes; a broadcast block smaller than this is written once, then copied
+REPLICATE_COPY_BYTES: int  # bytes; replication copies forward from a chunk this large (L1d / 2)
+L1D_BYTES: int  # CPU 0's level-1 data cache (0 if unknown)
 CHUNK_BYTES: int  # bytes of work between two Ctrl-C checks, and per thread task
-STREAM_BYTES: int  # outputs at least this large are written with non-temporal stores
+STREAM_BYTES: int  # outputs at least this large are copied with non-temporal stores
+STREAM_FILL_BYTES: int  # ... and filled (one item, replicated blocks) with them
 STREAM_BYTES_LOW: int  # glibc's rule: 3/4 of the shared cache's share per CPU
+STREAM_BYTES_MID: int  # 3/4 of the shared cache
 STREAM_BYTES_HIGH: int  # 1.5x the shared cache (where the cache keeps such outputs)
 SHARED_CACHE_BYTES: int  # the largest cache CPU 0 reports (0 if unknown)
 SHARED_CACHE_CPUS: int  # CPUs sharing it
 AUTO_THREADS_BYTES: int  # outputs at least this large use two threads by default
 
-def stream_threshold() -> int: ...  # measured once, then cached
+def stream_threshold(kind: str = "copy") -> int: ...  # "copy" or "fill"; measured once
 
 def copy_broadcast(
     src: np.ndarray[Any, Any],  # cnp.ndarray src not None

@@ -42,9 +42,10 @@ How bytes move, innermost first:
 * a transposing pair of axes is walked in tiles through a 32 kB buffer, written out with
   register transposes of 16-byte rows (items of 1, 2, 4 and 8 bytes), unless one side has 2
   to 4 items (image channels: CHW <-> HWC), which interleave or deinterleave in registers;
-* an outer broadcast axis whose block is small and contiguous in the destination is written
-  once and replicated by doubling ``memcpy`` up to :data:`REPLICATE_CHUNK` bytes, then by
-  copying that cache-resident chunk forward.
+* an outer broadcast axis whose block is smaller than :data:`REPLICATE_CHUNK` bytes and
+  contiguous in the destination is written once and replicated by doubling ``memcpy`` up to
+  :data:`REPLICATE_COPY_BYTES` (half the L1 data cache), then by copying that L1-resident
+  chunk forward.
 
 Threads: a copy cut into more than one block may use helper threads (``threads``, or by
 default two for outputs past :data:`AUTO_THREADS_BYTES`). They are plain C threads started by

@@ -64,6 +64,7 @@ cdef void _job_block(const Job* job, intp_t item, Plan* sub, const char** src,
     sub.empty = False
     sub.has_objects = p.has_objects
     sub.stream = p.stream
+    sub.stream_fill = p.stream_fill
     sub.tiled = p.tiled and sub.ndim >= 2
     sub.gaxis = p.gaxis - ax if p.gaxis >= 0 else -1
     sub.goffsets = p.goffsets
@@ -170,6 +171,7 @@ cdef int _execute_plan(Plan* plan, const char* s, char* t, cnp.ndarray out,
     if nbytes >= _stream_low and not _stream_calibrated:
         _calibrate_stream()
     plan.stream = nbytes >= _stream_bytes
+    plan.stream_fill = nbytes >= _stream_fill_bytes
     if nbytes <= _chunk_bytes and nthreads == 1:
         if plan.has_objects:
             plan_run_objects(plan, s, t)

@@ -8,8 +8,8 @@
 
 import os as _os
 
-#: A replicated block grows by doubling until it reaches this many bytes; from then on the
-#: first chunk of this size (hot in cache) is copied forward.
+#: A broadcast block (an outer axis's run in the destination) smaller than this many bytes is
+#: written once and copied into the others; a larger one is written again from its source.
 REPLICATE_CHUNK = 64 * 1024
 #: An innermost broadcast run shorter than this many bytes is a store loop, not replication.
 cdef intp_t REPLICATE_MIN = 16384
@@ -59,6 +59,28 @@ def _shared_cache():
     return best
 
 
+def _l1d_bytes():
+    """Size of CPU 0's level-1 data cache (sysfs; sysconf elsewhere), or 0."""
+    import glob
+    for index in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*"):
+        try:
+            with open(index + "/level") as f:
+                level = f.read().strip()
+            with open(index + "/type") as f:
+                kind = f.read().strip()
+            if level != "1" or kind not in ("Data", "Unified"):
+                continue
+            with open(index + "/size") as f:
+                text = f.read().strip().upper()
+            return int(text[:len(text) - 1]) << 10 if text.endswith("K") else int(text)
+        except (OSError, ValueError):
+            pass
+    try:
+        return max(0, _os.sysconf("SC_LEVEL1_DCACHE_SIZE"))
+    except (AttributeError, ValueError, OSError):
+        return 0
+
+
 def _env_bytes(name):
     try:
         value = int(_os.environ.get(name, ""))
@@ -76,17 +98,33 @@ def _usable_cpus():
 
 SHARED_CACHE_BYTES, SHARED_CACHE_CPUS = _shared_cache()
 _L3 = SHARED_CACHE_BYTES or 32 << 20
+L1D_BYTES = _l1d_bytes()
+#: Replication copies forward from a chunk of the output's first bytes this large: a quarter
+#: of the L1 data cache (8 kB for 32 KiB), at least 4 kB, at most 64 kB: small enough to stay
+#: in L1 while the destination's lines pass through it. A chunk from L2 reads as much as it
+#: writes (Zen 3, output in L3, 1-4 MiB: 4-16 kB chunks 0.91-1.04 of a non-zero memset,
+#: 64 kB chunks 0.81-0.86; benchmarks/RESULTS.md, "Machine-derived thresholds").
+REPLICATE_COPY_BYTES = min(64 << 10, max(4 << 10, (L1D_BYTES or 32 << 10) // 4))
 
 #: Candidate streaming thresholds (bytes). LOW is glibc's non-temporal threshold: 3/4 of the
-#: shared cache's share per CPU sharing it (12 MiB for 32 MiB shared by 2). HIGH is 1.5x the
-#: shared cache, for machines whose cache keeps an output of the cache's size (measured:
-#: Zen 5, ordinary stores 70 GB/s against 43 for 32 MB). Which one applies is measured once
-#: (_calibrate_stream), the first time an output reaches LOW.
+#: shared cache's share per CPU sharing it (12 MiB for 32 MiB shared by 2). MID is 3/4 of the
+#: whole shared cache (one writer keeps it all). HIGH is 1.5x the shared cache, for machines
+#: whose cache keeps an output of the cache's size (measured: Zen 5, ordinary stores 70 GB/s
+#: against 43 for 32 MB). Which ones apply is measured once (_calibrate_stream), the first
+#: time an output reaches LOW.
 STREAM_BYTES_LOW = max(4 << 20, 3 * (_L3 // max(1, SHARED_CACHE_CPUS)) // 4)
-STREAM_BYTES_HIGH = max(STREAM_BYTES_LOW, 3 * _L3 // 2)
-#: Outputs at least this large are written with non-temporal stores (before calibration: the
-#: lower candidate; stream_threshold() gives the value in use).
+STREAM_BYTES_MID = max(STREAM_BYTES_LOW, 3 * _L3 // 4)
+STREAM_BYTES_HIGH = max(STREAM_BYTES_MID, 3 * _L3 // 2)
+#: Outputs at least this large are copied from their source with non-temporal stores (before
+#: calibration: the lower candidate; stream_threshold() gives the value in use).
 STREAM_BYTES = _env_bytes("LAZYBCAST_STREAM_BYTES") or STREAM_BYTES_LOW
+#: Outputs at least this large are filled (one repeated item, replicated blocks: nothing is
+#: read but an L1-resident chunk) with non-temporal stores: MID, or the copy threshold if
+#: higher. A fill that stays in the cache needs no read for ownership the second time (Zen 3,
+#: same output written again: 12.6 MB rgb fill 602 -> 326 us, 16.8 MB 725 -> 392 us with
+#: ordinary stores), while a copy from a source still gains from streaming there.
+#: stream_threshold("fill") gives the value in use; LAZYBCAST_STREAM_BYTES sets both.
+STREAM_FILL_BYTES = _env_bytes("LAZYBCAST_STREAM_BYTES") or max(STREAM_BYTES, STREAM_BYTES_MID)
 #: Outputs at least this large use two threads when materialize() is not told how many: two
 #: blocks of work, so that both threads have one, on a machine with two usable CPUs or more
 #: (starting and joining a helper costs ~20 us, a 4 MB block 100-400 us).
@@ -94,39 +132,48 @@ AUTO_THREADS_BYTES = _env_bytes("LAZYBCAST_AUTO_THREADS_BYTES") or (
     2 * CHUNK_BYTES if _usable_cpus() >= 2 else 1 << 62)
 
 cdef intp_t _replicate_chunk = REPLICATE_CHUNK
+cdef intp_t _replicate_copy = REPLICATE_COPY_BYTES
 cdef intp_t _chunk_bytes = CHUNK_BYTES
 cdef intp_t _stream_bytes = STREAM_BYTES
+cdef intp_t _stream_fill_bytes = STREAM_FILL_BYTES
 cdef intp_t _stream_low = min(STREAM_BYTES, STREAM_BYTES_LOW)
 cdef intp_t _auto_threads_bytes = AUTO_THREADS_BYTES
 cdef bint _stream_calibrated = _env_bytes("LAZYBCAST_STREAM_BYTES") is not None
 
 
-cdef double _time_replication(char* buf, intp_t n, bint stream) noexcept:
-    """Seconds to fill ``buf[chunk:n]`` from its first 64 kB chunk (the replication loop)."""
+cdef double _time_replication(char* buf, intp_t n, intp_t chunk, bint stream) noexcept:
+    """Seconds to fill ``buf[chunk:n]`` from its first ``chunk`` bytes (the replication
+    loop; with a 64 kB chunk, read from L2, it stands for a copy from a cache-resident
+    source)."""
     from time import perf_counter
     cdef intp_t o
     cdef double start = perf_counter()
     with nogil:
-        o = REPLICATE_MIN * 4
-        while o + REPLICATE_MIN * 4 <= n:
+        o = chunk
+        while o + chunk <= n:
             if stream:
-                lzb_stream_copy(buf + o, buf, REPLICATE_MIN * 4)
+                lzb_stream_copy(buf + o, buf, chunk)
             else:
-                memcpy(buf + o, buf, REPLICATE_MIN * 4)
-            o += REPLICATE_MIN * 4
+                memcpy(buf + o, buf, chunk)
+            o += chunk
         if stream:
             lzb_stream_fence()
     return perf_counter() - start
 
 
 cdef int _calibrate_stream() except -1:
-    """Choose between the two streaming thresholds, once: write an output of half the shared
-    cache (above LOW, below HIGH) with ordinary and with non-temporal stores (best of 3 each,
-    taking turns; 15-100 ms). If ordinary stores are 1.5x faster there (Zen 5: 1.6x at 32 MB),
-    the cache keeps such outputs and streaming starts at STREAM_BYTES_HIGH; else (Zen 3:
-    non-temporal stores 1.65x faster) at STREAM_BYTES_LOW. The margin keeps a noisy
-    measurement on a busy machine from choosing HIGH where it does not hold."""
-    global _stream_bytes, _stream_calibrated, STREAM_BYTES
+    """Choose between the two streaming thresholds of copies, once: write an output of half
+    the shared cache (above LOW, below HIGH) from a 64 kB chunk (in L2, as a copy from a
+    cache-resident source) with ordinary and with non-temporal stores, each in its steady
+    state (after an untimed pass of the same kind, as when the same output is written again:
+    ordinary stores after non-temporal ones find nothing in cache), best of 3 each, taking
+    turns; 30-100 ms. If ordinary stores are 1.5x faster there (Zen 5: 1.6x at 32 MB), the
+    cache keeps such outputs and streaming starts at STREAM_BYTES_HIGH; else (Zen 3:
+    non-temporal stores 1.4-1.6x faster) at STREAM_BYTES_LOW. The margin keeps a noisy
+    measurement on a busy machine from choosing HIGH where it does not hold. Fills stream
+    from the higher of MID and this threshold."""
+    global _stream_bytes, _stream_fill_bytes, _stream_calibrated, STREAM_BYTES
+    global STREAM_FILL_BYTES
     cdef intp_t n = _L3 // 2
     cdef char* buf
     cdef double ordinary = 1e9, streamed = 1e9
@@ -139,24 +186,33 @@ cdef int _calibrate_stream() except -1:
         with nogil:
             memset(buf, 1, n)
         for r in range(3):
-            ordinary = min(ordinary, _time_replication(buf, n, False))
-            streamed = min(streamed, _time_replication(buf, n, True))
+            _time_replication(buf, n, REPLICATE_CHUNK, False)
+            ordinary = min(ordinary, _time_replication(buf, n, REPLICATE_CHUNK, False))
+            _time_replication(buf, n, REPLICATE_CHUNK, True)
+            streamed = min(streamed, _time_replication(buf, n, REPLICATE_CHUNK, True))
     finally:
         free(buf)
     _stream_bytes = STREAM_BYTES_HIGH if ordinary * 1.5 < streamed else STREAM_BYTES_LOW
+    _stream_fill_bytes = max(_stream_bytes, STREAM_BYTES_MID)
     STREAM_BYTES = _stream_bytes
+    STREAM_FILL_BYTES = _stream_fill_bytes
     return 0
 
 
-def stream_threshold():
-    """stream_threshold()
+def stream_threshold(kind="copy"):
+    """stream_threshold(kind="copy")
 
-    The output size (bytes) from which copies use non-temporal stores on this machine,
-    measuring it first if no copy has needed it yet (see ``_kernels_machine.pxi``).
+    The output size (bytes) from which copies from a source (``kind="copy"``) or fills
+    (``kind="fill"``: one repeated item, replicated blocks) use non-temporal stores on this
+    machine, measuring it first if no copy has needed it yet (see ``_kernels_machine.pxi``).
 
     >>> stream_threshold() in (STREAM_BYTES_LOW, STREAM_BYTES_HIGH, STREAM_BYTES)
     True
+    >>> stream_threshold("fill") >= stream_threshold()
+    True
     """
+    if kind not in ("copy", "fill"):
+        raise ValueError(f"kind must be 'copy' or 'fill', got {kind!r}")
     if not _stream_calibrated:
         _calibrate_stream()
-    return _stream_bytes
+    return _stream_bytes if kind == "copy" else _stream_fill_bytes

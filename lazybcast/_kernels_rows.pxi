@@ -140,16 +140,17 @@ cdef inline void _rows_dispatch(intp_t size, intp_t n0, intp_t s0, intp_t d0,
 
 cdef inline void _replicate(char* dst, intp_t block, intp_t n, bint stream) noexcept nogil:
     """Copy ``dst[0:block]`` into the ``n - 1`` blocks after it: doubling while the copied
-    region fits in cache, then that cache-resident chunk forward (bypassing the cache for a
-    large output, and as one ``memset`` when the chunk is all zero bytes)."""
+    region fits in L1 (``REPLICATE_COPY_BYTES``), then that cache-resident chunk forward
+    (bypassing the cache for a large output, and as one ``memset`` when the chunk is all zero
+    bytes)."""
     cdef intp_t filled = 1, c
-    while filled < n and filled * block < _replicate_chunk:
+    while filled < n and filled * block < _replicate_copy:
         c = filled if filled <= n - filled else n - filled
         memcpy(dst + filled * block, dst, c * block)
         filled += c
     if filled == n:
         return
-    if (n - filled) * block >= 16 * _replicate_chunk and lzb_all_zero(dst, filled * block):
+    if (n - filled) * block >= 16 * _replicate_copy and lzb_all_zero(dst, filled * block):
         memset(dst + filled * block, 0, (n - filled) * block)
         return
     cdef intp_t chunk = filled

@@ -2,6 +2,12 @@
 # hands the innermost ones to the row, tile and channel kernels; plan_run_objects (GIL held)
 # does the same for object pointers, keeping reference counts right.
 
+cdef inline bint _streams(const Plan* p, intp_t inner_sstride) noexcept nogil:
+    """Non-temporal stores for rows with this inner source stride: 0 is a fill (no source
+    read), whose threshold is higher on machines where cached writes win longer."""
+    return p.stream_fill if inner_sstride == 0 else p.stream
+
+
 cdef void _run(const Plan* p, int d, const char* src, char* dst) noexcept nogil:
     cdef intp_t n = p.shape[d]
     cdef intp_t i
@@ -18,7 +24,7 @@ cdef void _run(const Plan* p, int d, const char* src, char* dst) noexcept nogil:
         # A broadcast axis contiguous in the destination.
         if d == last:
             if _uniform(src, p.itemsize):
-                if p.stream:
+                if p.stream_fill:
                     lzb_stream_fill(dst, src[0], n * p.itemsize)
                 else:
                     memset(dst, src[0], n * p.itemsize)
@@ -26,13 +32,13 @@ cdef void _run(const Plan* p, int d, const char* src, char* dst) noexcept nogil:
             if n * p.itemsize >= REPLICATE_MIN:
                 # Items of 1 to 16 bytes: vector broadcast stores, as out.fill() does (copying
                 # the output onto itself spent 86% of a scalar float64 fill in memmove).
-                if p.stream:
+                if p.stream_fill:
                     if lzb_stream_pattern(dst, src, p.itemsize, n * p.itemsize):
                         return
                 elif lzb_fill_rows(dst, 0, src, 0, 1, p.itemsize, n * p.itemsize):
                     return
                 memcpy(dst, src, p.itemsize)
-                _replicate(dst, p.itemsize, n, p.stream)
+                _replicate(dst, p.itemsize, n, p.stream_fill)
                 return
         elif p.dstride[d] < _replicate_chunk and not (
                 p.dstride[d] >= 4096 and d + 1 == last and p.sstride[last] == p.itemsize
@@ -41,10 +47,11 @@ cdef void _run(const Plan* p, int d, const char* src, char* dst) noexcept nogil:
             # block, or a block that is one long memcpy anyway, is cheaper to write again
             # from its (smaller, cache-resident) source.
             _run(p, d + 1, src, dst)
-            _replicate(dst, p.dstride[d], n, p.stream)
+            _replicate(dst, p.dstride[d], n, p.stream_fill)
             return
     if d == last:
-        _rows_dispatch(p.itemsize, 1, 0, 0, n, p.sstride[d], p.dstride[d], src, dst, p.stream)
+        _rows_dispatch(p.itemsize, 1, 0, 0, n, p.sstride[d], p.dstride[d], src, dst,
+                       _streams(p, p.sstride[d]))
     elif d == last - 1 and p.gaxis != last:
         if _channels(p, d, src, dst):
             return
@@ -52,7 +59,8 @@ cdef void _run(const Plan* p, int d, const char* src, char* dst) noexcept nogil:
             _tiles(p, src, dst)
         else:
             _rows_dispatch(p.itemsize, n, p.sstride[d], p.dstride[d],
-                           p.shape[last], p.sstride[last], p.dstride[last], src, dst, p.stream)
+                           p.shape[last], p.sstride[last], p.dstride[last], src, dst,
+                           _streams(p, p.sstride[last]))
     else:
         for i in range(n):
             _run(p, d + 1, src + i * p.sstride[d], dst + i * p.dstride[d])
@@ -62,7 +70,7 @@ cdef void plan_run(const Plan* p, const char* src, char* dst) noexcept nogil:
     """Copy everything ``p`` describes. ``p`` must come from :c:func:`plan_init`."""
     if not p.empty:
         _run(p, 0, src, dst)
-        if p.stream:
+        if p.stream or p.stream_fill:
             lzb_stream_fence()
 
 

@@ -95,9 +95,11 @@ def test_plan_merges_contiguous_and_broadcast_axes():
 
 
 @pytest.mark.parametrize("value", [0, 7])
-@pytest.mark.parametrize("shape", [(3_000_003,), (1500, 1, 2001)])
-def test_large_replicated_outputs(value, shape):
-    """8 MB and more: non-temporal stores; an all-zero pattern becomes one memset."""
+@pytest.mark.parametrize("kind", ["one item", "rows"])
+def test_large_replicated_outputs(value, kind):
+    """Past the fill threshold: non-temporal stores; an all-zero pattern becomes one memset."""
+    items = _kernels.stream_threshold("fill") // 4
+    shape = (items + 3,) if kind == "one item" else (items // 2001 + 3, 1, 2001)
     last = shape[-1] if len(shape) > 1 else 1
     source = np.full((1,) * (len(shape) - 1) + (last,), value, dtype=np.float32)
     if value:
@@ -105,6 +107,22 @@ def test_large_replicated_outputs(value, shape):
     target = shape
     out = lazybcast.broadcast_to(source, target).materialize()
     _assert_same_bytes(out, _expected(source, target))
+
+
+@pytest.mark.parametrize("delta", [-8, -1, 0, 1, 8, 1000])
+@pytest.mark.parametrize("count", [1, 2, 3, 7, 40])
+def test_replication_around_its_chunk_size(delta, count):
+    """Blocks just under, at and over the chunk replication copies forward from
+    (REPLICATE_COPY_BYTES), and over the largest block it replicates (REPLICATE_CHUNK)."""
+    for size in (_kernels.REPLICATE_COPY_BYTES, _kernels.REPLICATE_CHUNK):
+        block = max(1, size + delta)
+        source = _data((1, block), np.uint8)
+        target = (count, block)
+        _assert_same_bytes(lazybcast.broadcast_to(source, target).materialize(),
+                           _expected(source, target))
+        rows = _data((block // 4 + 1, 1), np.float32)  # (N, 1) -> (N, count): short blocks
+        _assert_same_bytes(lazybcast.broadcast_to(rows, (3, rows.shape[0], count)).materialize(),
+                           _expected(rows, (3, rows.shape[0], count)))
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3, 8])
@@ -423,7 +441,7 @@ def test_fill_with_one_item_past_the_streaming_threshold(dtype, offset):
     (non-temporal past the threshold), never by copying the output onto itself; an out whose
     address is not a multiple of the item size takes the replication path."""
     dtype = np.dtype(dtype)
-    n = _kernels.stream_threshold() // dtype.itemsize + 7
+    n = _kernels.stream_threshold("fill") // dtype.itemsize + 7
     value = _data((1,), dtype)
     raw = np.zeros(n * dtype.itemsize + 16, dtype=np.uint8)
     out = np.ndarray((n,), dtype, buffer=raw, offset=offset)
@@ -441,7 +459,7 @@ def test_rows_of_one_item_past_the_streaming_threshold(dtype, pad):
     whose addresses are not multiples of the item size fall back to ordinary stores."""
     dtype = np.dtype(dtype)
     cols = 4099
-    rows = _kernels.stream_threshold() // (cols * dtype.itemsize) + 3
+    rows = _kernels.stream_threshold("fill") // (cols * dtype.itemsize) + 3
     rowbytes = cols * dtype.itemsize + pad
     raw = np.zeros(rows * rowbytes + 16, dtype=np.uint8)
     out = np.ndarray((rows, cols), dtype, buffer=raw, strides=(rowbytes, dtype.itemsize))
