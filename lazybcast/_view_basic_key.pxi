@@ -17,8 +17,10 @@ cdef object _basic_key(BroadcastView self, object key):
     cdef cnp.npy_intp dims[cnp.NPY_MAXDIMS]      # the new source's
     cdef cnp.npy_intp strides[cnp.NPY_MAXDIMS]
     cdef cnp.npy_intp vdims[cnp.NPY_MAXDIMS]     # the new view's
+    cdef int vfrom[cnp.NPY_MAXDIMS]               # the view's axis of the same size, or -1
     cdef cnp.npy_intp stride, size = 1
     cdef char* data = <char*>cnp.PyArray_DATA(src)
+    cdef tuple old_shape = self.shape
     cdef object item
     for k in range(nkey):
         item = key if entries is None else entries[k]
@@ -61,6 +63,7 @@ cdef object _basic_key(BroadcastView self, object key):
                 dims[out_nd] = cnp.PyArray_DIMS(src)[axis]
                 strides[out_nd] = cnp.PyArray_STRIDES(src)[axis]
                 vdims[out_nd] = self.shape[axis]
+                vfrom[out_nd] = axis
                 out_nd += 1
                 axis += 1
             fill = 0
@@ -68,6 +71,7 @@ cdef object _basic_key(BroadcastView self, object key):
         if out_nd == cnp.NPY_MAXDIMS:
             return _GENERAL
         scalar = False
+        vfrom[out_nd] = -1
         if item is None:
             dims[out_nd] = 1
             strides[out_nd] = 0
@@ -86,13 +90,24 @@ cdef object _basic_key(BroadcastView self, object key):
                 dims[out_nd] = m
                 strides[out_nd] = stride
             vdims[out_nd] = length
+            if length == n:
+                vfrom[out_nd] = axis
             axis += 1
         out_nd += 1
     cdef cnp.PyArray_Descr* descr = cnp.PyArray_DESCR(src)
     if scalar and out_nd == 0:
         return _scalar(data, descr, src)  # every axis an int: NumPy's scalar
+    cdef cnp.ndarray out
+    cdef bint same = out_nd == cnp.PyArray_NDIM(src) and data == <char*>cnp.PyArray_DATA(src)
+    j = 0
+    while same and j < out_nd:
+        same = (dims[j] == cnp.PyArray_DIMS(src)[j] and strides[j] == cnp.PyArray_STRIDES(src)[j]
+                and vdims[j] == <cnp.npy_intp>old_shape[j])
+        j += 1
+    if same:  # v[()], v[...], v[:]: the same source and shape, so the same view
+        return self
     Py_INCREF(<object>descr)
-    cdef cnp.ndarray out = <cnp.ndarray>lzb_new_from_descr(
+    out = <cnp.ndarray>lzb_new_from_descr(
         &lzb_ndarray_type, descr, out_nd, dims, strides, data,
         cnp.PyArray_FLAGS(src) & cnp.NPY_ARRAY_WRITEABLE, NULL)
     cnp.set_array_base(out, src)
@@ -102,7 +117,8 @@ cdef object _basic_key(BroadcastView self, object key):
     cdef tuple shape = PyTuple_New(out_nd)
     cdef object value
     for j in range(out_nd):
-        value = vdims[j]
+        # An axis of the view's size keeps its int object (no new int for sizes > 256).
+        value = old_shape[vfrom[j]] if vfrom[j] >= 0 else vdims[j]
         Py_INCREF(value)
         PyTuple_SET_ITEM(shape, j, value)
         size *= vdims[j]

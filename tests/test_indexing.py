@@ -318,6 +318,10 @@ class _Index:
         (0, ...),
         (..., 0),
         ...,
+        (),  # the same source and shape: the view itself (NumPy: a new, equal view)
+        slice(None),
+        (slice(None), slice(None)),
+        (..., slice(None)),
         (),
         (None, 1, None, ..., -1),
         (slice(None, None, -1), 2),
