@@ -14,8 +14,8 @@ Text outside the markers is kept. A file with neither pair gets the full block a
 import math
 import os
 
-from lazybcast._bench import (COLUMNS, OP_COLUMNS, PEERS, SCALING_COLUMNS, _fmt_bytes,
-                              op_row, row, scaling_row, summary_lines)
+from lazybcast._bench_report import (COLUMNS, OP_COLUMNS, PEERS, SCALING_COLUMNS, _fmt_bytes,
+                                     op_row, row, scaling_row, summary_lines)
 from lazybcast._bench_machine import machine_line
 
 __all__ = ["results_block", "summary_block", "write_blocks"]

@@ -12,7 +12,7 @@ Three panels, readable without the table:
   with the targets (0.9 of the ``memset``, 0.7 of the copy).
 """
 
-from lazybcast._bench import TARGETS
+from lazybcast._bench_report import TARGETS
 from lazybcast._bench_machine import cpu_line
 
 __all__ = ["plot", "plot_problem"]
