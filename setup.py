@@ -49,6 +49,7 @@ macros = [("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")]
 KERNEL_PARTS = [
     "lazybcast/_kernels.pxd",
     "lazybcast/_kernels_simd.h",
+    "lazybcast/_kernels_simd_layout.h",
     "lazybcast/_kernels_team.h",
 ] + [f"lazybcast/_kernels_{unit}.pxi" for unit in
      ("machine", "plan", "rows", "tiles", "walk", "job", "gather")]

@@ -24,7 +24,10 @@ between them is a direct C call, inlined where marked ``inline``):
 ``_kernels_job.pxi``        blocks of work, helper threads (``_kernels_team.h``), Ctrl-C,
                             ``threads_for``
 ``_kernels_gather.pxi``     ``gather``: index arrays to a table of offsets, then a plan
-``_kernels_simd.h``         the vector code (SSE2, SSSE3, AVX2 chosen at run time)
+``_kernels_simd.h``         the vector code (SSE2, SSSE3, AVX2 chosen at run time): streaming
+                            stores, repeated-item rows, reversed runs
+``_kernels_simd_layout.h``  the vector code of layout changes: image channels, transposed tile
+                            write-out, and the shuffle masks' set-up at import
 ``_kernels_team.h``         starting and joining helper threads, atomic block counter
 ==========================  =====================================================================
 
@@ -80,17 +83,19 @@ cdef extern from "_kernels_simd.h":
     void lzb_stream_fill(char* dst, int byte, size_t n) noexcept nogil
     void lzb_stream_fence() noexcept nogil
     int lzb_stream_pattern(char* dst, const char* item, intp_t size, intp_t len) noexcept nogil
-    int lzb_scatter_transposed(const char* buf, intp_t ni, intp_t nj, char* dst, intp_t da,
-                               intp_t size, bint stream) noexcept nogil
     int lzb_fill_rows(char* dst, intp_t dstep, const char* src, intp_t sstep, intp_t n,
                       intp_t size, intp_t len) noexcept nogil
     bint lzb_all_zero(const char* p, size_t n) noexcept nogil
     int lzb_reverse(char* dst, const char* src, intp_t n, intp_t size) noexcept nogil
+    int lzb_cpu_limit(int mask) noexcept nogil
+    int lzb_cpu_in_use() noexcept nogil
+
+cdef extern from "_kernels_simd_layout.h":
     int lzb_channels(char* dst, intp_t dplane, const char* src, intp_t splane, intp_t n,
                      intp_t c, intp_t size, bint interleave) noexcept nogil
-    int lzb_cpu_limit(int mask) noexcept nogil
     void lzb_kernels_init() noexcept nogil
-    int lzb_cpu_in_use() noexcept nogil
+    int lzb_scatter_transposed(const char* buf, intp_t ni, intp_t nj, char* dst, intp_t da,
+                               intp_t size, bint stream) noexcept nogil
 
 ctypedef fused item_t:
     uint8_t
