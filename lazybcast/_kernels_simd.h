@@ -306,6 +306,40 @@ static Py_ssize_t lzb_repeat_packed_ssse3(char *dst, const char *src, Py_ssize_t
 }
 #endif
 
+#if defined(LZB_X86_DISPATCH)
+/* Packed rows of 4- or 8-byte items (row i at dst + i * len, item i at src + i * size; an
+   8-byte item is two 32-bit words): each 32 source bytes (8 / (size / 4) items) become
+   k = len / size output vectors, each one vpermd of them. The k index vectors (k <= 32) are
+   built per call. Returns how many rows it wrote (whole groups); the caller writes the rest.
+   Reads at most n * size source bytes and writes at most n * len. */
+__attribute__((target("avx2")))
+static Py_ssize_t lzb_repeat_packed_avx2(char *dst, const char *src, Py_ssize_t n,
+                                         Py_ssize_t size, Py_ssize_t len) {
+    __m256i idx[32];
+    int32_t lane[8];
+    Py_ssize_t words = size / 4, k = len / size, items, groups, p, v, t, g;
+    if ((size != 4 && size != 8) || k < 1 || k > 32 || len != k * size)
+        return 0;
+    items = 8 / words;
+    groups = n / items;
+    for (v = 0; v < k; v++) {
+        for (t = 0; t < 8; t++) {
+            g = v * 8 + t;  /* output word g of a group comes from word g % words of item
+                               g / (k * words) */
+            lane[t] = (int32_t)((g / (k * words)) * words + g % words);
+        }
+        idx[v] = _mm256_loadu_si256((const __m256i *)lane);
+    }
+    for (p = 0; p < groups; p++) {
+        __m256i x = _mm256_loadu_si256((const __m256i *)(src + p * 32));
+        char *q = dst + p * 32 * k;
+        for (v = 0; v < k; v++)
+            _mm256_storeu_si256((__m256i *)(q + 32 * v), _mm256_permutevar8x32_epi32(x, idx[v]));
+    }
+    return groups * items;
+}
+#endif
+
 /* The per-row stores of lzb_fill_rows, inlined once per item size (a constant there). */
 LZB_INLINE void lzb_fill_rows_sized(char *dst, Py_ssize_t dstep, const char *src,
                                        Py_ssize_t sstep, Py_ssize_t n, Py_ssize_t size,
@@ -345,7 +379,17 @@ static inline int lzb_fill_rows(char *dst, Py_ssize_t dstep, const char *src, Py
     /* Measured (C loop, ns per row, every row length below 64 bytes): shuffles win for
        rows of up to 24 bytes of 1-byte items (1 byte: 0.03 against 0.23; 16 bytes: 0.25
        against 0.38), 48 bytes of 2-byte items and 20 bytes of 4-byte items; per-row stores
-       win above that (63 bytes: 0.95 against 0.65) and for 8-byte items. */
+       win above that (63 bytes: 0.95 against 0.65) and for 8-byte items. Packed rows of
+       4- and 8-byte items up to 128 bytes go first through AVX2 word permutes (Zen 3, (N, 1)
+       -> (N, k), 0.3-4.8 MB, interleaved best of 300 against these paths: 1.03x-1.77x
+       faster, k = 2 to 24). */
+    if ((size == 4 || size == 8) && len <= 128 && dstep == len && sstep == size
+            && n * len >= 4096 && lzb_has_avx2()) {
+        Py_ssize_t done = lzb_repeat_packed_avx2(dst, src, n, size, len);
+        dst += done * dstep;
+        src += done * sstep;
+        n -= done;
+    }
     if (len <= (size == 1 ? 24 : size == 2 ? 48 : size == 4 ? 20 : 0) && dstep == len
             && sstep == size && n >= 32 / size && lzb_has_ssse3()) {
         Py_ssize_t done = lzb_repeat_packed_ssse3(dst, src, n, size, len);

@@ -343,8 +343,9 @@ def test_simd_features_can_be_limited_and_restored():
 @pytest.mark.parametrize("dtype", ITEM_DTYPES)
 def test_repeated_item_rows_stay_inside_their_rows(dtype, simd):
     """(N, 1) -> (N, k) rows are written with overlapping word or vector stores, or (packed
-    rows) with byte shuffles of 16-byte groups of items: every k from 1 to 70, with a row
-    count that leaves a partial group, must fill its rows and touch nothing around them."""
+    rows) with byte shuffles of 16-byte groups of items or (4- and 8-byte items, AVX2) word
+    permutes of 32-byte groups: every k from 1 to 70, with a row count that leaves a partial
+    group, must fill its rows and touch nothing around them."""
     for rows in (37, 1037):
         source = _data((rows, 1), dtype)
         for k in range(1, 71):
