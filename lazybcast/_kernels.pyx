@@ -79,6 +79,7 @@ lzb_kernels_init()  # the shuffle masks, once, before any kernel runs
 cdef extern from "_kernels_simd.h":
     ctypedef struct lzb_bytes16:
         pass
+    void lzb_copy(char* dst, const char* src, size_t n) noexcept nogil
     void lzb_stream_copy(char* dst, const char* src, size_t n) noexcept nogil
     void lzb_stream_fill(char* dst, int byte, size_t n) noexcept nogil
     void lzb_stream_fence() noexcept nogil

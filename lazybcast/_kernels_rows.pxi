@@ -68,7 +68,7 @@ cdef inline void _rows(item_t* tag, intp_t n0, intp_t s0, intp_t d0,
             if stream:
                 lzb_stream_copy(dst + i * d0, src + i * s0, n1 * size)
             else:
-                memcpy(dst + i * d0, src + i * s0, n1 * size)
+                lzb_copy(dst + i * d0, src + i * s0, n1 * size)
     elif s1 == -size and d1 == size:
         for i in range(n0):
             s = src + i * s0
@@ -110,7 +110,7 @@ cdef void _rows_any(intp_t size, intp_t n0, intp_t s0, intp_t d0,
             if stream:
                 lzb_stream_copy(d, s, n1 * size)
             else:
-                memcpy(d, s, n1 * size)
+                lzb_copy(d, s, n1 * size)
         else:
             for j in range(n1):
                 _copy_item(d + j * d1, s + j * s1, size)
@@ -146,7 +146,7 @@ cdef inline void _replicate(char* dst, intp_t block, intp_t n, bint stream) noex
     cdef intp_t filled = 1, c
     while filled < n and filled * block < _replicate_copy:
         c = filled if filled <= n - filled else n - filled
-        memcpy(dst + filled * block, dst, c * block)
+        lzb_copy(dst + filled * block, dst, c * block)
         filled += c
     if filled == n:
         return
@@ -159,7 +159,7 @@ cdef inline void _replicate(char* dst, intp_t block, intp_t n, bint stream) noex
         if stream:
             lzb_stream_copy(dst + filled * block, dst, c * block)
         else:
-            memcpy(dst + filled * block, dst, c * block)
+            lzb_copy(dst + filled * block, dst, c * block)
         filled += c
 
 

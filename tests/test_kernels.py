@@ -125,6 +125,22 @@ def test_replication_around_its_chunk_size(delta, count):
                            _expected(rows, (3, rows.shape[0], count)))
 
 
+@pytest.mark.parametrize("distance", [1, 7, 8, 16, 33, 63, 64, 4095])
+@pytest.mark.parametrize("nbytes", [2047, 2048, 2049, 4096 + 77, 32768])
+def test_runs_just_past_a_4096_multiple_of_their_source(distance, nbytes, simd):
+    """Contiguous runs whose destination is 1 to 63 bytes past a multiple of 4096 from the
+    source take a vector loop instead of memcpy (glibc's is 12x-25x slower there on AMD);
+    every length, tail included, and nothing written around the output."""
+    source = _data((nbytes,), np.uint8)
+    raw = np.zeros(3 * 4096 + 4 * nbytes + 64, dtype=np.uint8)
+    start = (source.ctypes.data + distance - raw.ctypes.data) % 4096 + 4096
+    out = raw[start:start + 4 * nbytes].reshape(4, nbytes)
+    assert (out.ctypes.data - source.ctypes.data) % 4096 == distance % 4096
+    lazybcast.broadcast_to(source, (4, nbytes)).materialize(out=out, threads=1)
+    _assert_same_bytes(out, _expected(source, (4, nbytes)))
+    assert not raw[:start].any() and not raw[start + 4 * nbytes:].any()
+
+
 @pytest.mark.parametrize("threads", [1, 2, 3, 8])
 def test_blocks_and_threads_cover_every_byte(threads):
     # 24 MB output with rows that do not divide the 4 MB blocks evenly
