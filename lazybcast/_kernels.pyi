@@ -18,6 +18,8 @@ STREAM_BYTES_HIGH: int  # 1.5x the shared cache (where the cache keeps such outp
 SHARED_CACHE_BYTES: int  # the largest cache CPU 0 reports (0 if unknown)
 SHARED_CACHE_CPUS: int  # CPUs sharing it
 AUTO_THREADS_BYTES: int  # outputs at least this large use two threads by default
+THREAD_BLOCK_MIN_BYTES: int  # blocks shared among threads hold at least this many bytes
+HELPER_SPIN_US: int  # helpers spin for the next copy at most this long after their share
 
 def stream_threshold(kind: str = "copy") -> int: ...  # "copy" or "fill"; measured once
 
@@ -36,6 +38,9 @@ def gather(
     bndim: int,  # int
     report_axes: tuple[int, ...] | None = None,  # tuple, axis numbers for IndexError text
 ) -> np.ndarray[Any, Any]: ...
+def _helper_spin(us: int | None = None, min_us: int = 50) -> int: ...
+def _helpers_alive() -> int: ...
+def _helper_delay(us: int | None = None) -> int: ...
 def _plan_py(
     shape: tuple[int, ...],  # tuple
     sstrides: tuple[int, ...],  # tuple

@@ -28,7 +28,8 @@ between them is a direct C call, inlined where marked ``inline``):
                             stores, repeated-item rows, reversed runs
 ``_kernels_simd_layout.h``  the vector code of layout changes: image channels, transposed tile
                             write-out, and the shuffle masks' set-up at import
-``_kernels_team.h``         starting and joining helper threads, atomic block counter
+``_kernels_team.h``         helper threads (a pool that spins briefly after a copy), fork
+                            handlers, atomic block counter
 ==========================  =====================================================================
 
 How bytes move, innermost first:
@@ -51,12 +52,16 @@ How bytes move, innermost first:
   chunk forward.
 
 Threads: a copy cut into more than one block may use helper threads (``threads``, or by
-default two for outputs past :data:`AUTO_THREADS_BYTES`). They are plain C threads started by
-the call, with every signal blocked, and joined before it returns or raises -- also when
-Ctrl-C arrives, any number of times: the copy is cancelled, each helper finishes at most its
-current block, and only then does ``KeyboardInterrupt`` leave. No thread outlives a call, so
-``fork()`` afterwards finds a single-threaded process and there is no pool or lock to reset in
-a child.
+default two for outputs of :data:`AUTO_THREADS_BYTES` and more). They are plain C threads
+with every signal blocked. On POSIX systems a helper stays after its share of a copy, spinning
+for the next one for as long as that share took (50 us to :data:`HELPER_SPIN_US`), then
+exits: copies in a loop hand their blocks to a running helper instead of starting one (~30
+us), as OpenMP runtimes do (torch's spin ~10 ms). A call returns or raises only when no helper
+is inside its job -- also when Ctrl-C arrives, any number of times: the copy is cancelled,
+each helper finishes at most its current block, and only then does ``KeyboardInterrupt``
+leave. Before ``fork()`` a ``pthread_atfork`` handler stops and joins the helpers, so the
+child (and Python 3.12's check for threads) finds a single-threaded process; the child
+handler resets the pool. On Windows helpers are started and joined by each call.
 
 The vector code is in ``_kernels_simd.h``: SSE2 on x86-64, plus SSSE3 shuffles and AVX2 stores
 where the CPU has them, chosen at run time (:func:`simd_features`); elsewhere portable loops.
@@ -112,6 +117,7 @@ include "_kernels_tiles.pxi"
 include "_kernels_walk.pxi"
 include "_kernels_job.pxi"
 include "_kernels_gather.pxi"
+lzb_set_helper_spin(<long long>HELPER_SPIN_US * 1000, 50000)
 
 
 # ------------------------------------------------------------------------------------------
@@ -205,7 +211,7 @@ def copy_broadcast(cnp.ndarray src not None, cnp.ndarray out not None, threads=N
 
     Fill ``out`` with ``np.broadcast_to(src, out.shape)``, where ``src`` already has
     ``out``'s rank and each of its axes is 1 or ``out``'s size; ``out`` may overlap
-    ``src``. ``threads=None`` uses two threads for outputs of 32 MB and more.
+    ``src``. ``threads=None`` uses two threads for outputs of AUTO_THREADS_BYTES and more.
 
     >>> import numpy as np
     >>> out = np.empty((2, 3), dtype=np.int16)
@@ -230,6 +236,26 @@ def simd_features():
     """
     cdef int bits = lzb_cpu_in_use()
     return tuple(name for name, bit in _FEATURES.items() if bits >> bit & 1)
+
+
+def _helper_spin(us=None, min_us=50):
+    """Test hook: helper threads spin after their share of a copy for as long as it took,
+    at least ``min_us`` and at most ``us`` microseconds (0: they exit at once); ``None``
+    leaves both. Returns the maximum in use."""
+    if us is not None:
+        lzb_set_helper_spin(<long long>us * 1000, <long long>min_us * 1000)
+    return lzb_helper_spin() // 1000
+
+
+def _helper_delay(us=None):
+    """Test hook: helpers wait ``us`` microseconds before taking a job (``None`` leaves it);
+    returns how many shares of jobs helpers have taken in this process."""
+    return lzb_helper_delay(-1 if us is None else <long long>us * 1000)
+
+
+def _helpers_alive():
+    """Test hook: helper threads alive now (spinning after a copy, or in one)."""
+    return lzb_helpers_alive()
 
 
 def _limit_simd(names):

@@ -1,6 +1,7 @@
 # Included by _kernels.pyx. Running a validated plan: small copies run inline; larger ones
 # are cut into blocks (a Job), handed out by an atomic counter to this thread -- which checks
-# for Ctrl-C between its blocks -- and to helper threads started and joined by the call.
+# for Ctrl-C between its blocks -- and to helper threads (_kernels_team.h: on POSIX, helpers
+# that spin briefly after a copy for the next one; the call waits until none is in its job).
 
 cdef extern from "_kernels_team.h":
     ctypedef struct lzb_team:
@@ -8,6 +9,10 @@ cdef extern from "_kernels_team.h":
     int lzb_team_start(lzb_team* team, int n, void (*fn)(void*) noexcept nogil,
                        void* arg) noexcept nogil
     void lzb_team_join(lzb_team* team) noexcept nogil
+    void lzb_set_helper_spin(long long max_ns, long long min_ns) noexcept nogil
+    long long lzb_helper_spin() noexcept nogil
+    int lzb_helpers_alive() noexcept nogil
+    unsigned long lzb_helper_delay(long long delay_ns) noexcept nogil
     intp_t lzb_next_item(intp_t* counter) noexcept nogil
     bint lzb_cancelled(int* flag) noexcept nogil
     void lzb_cancel(int* flag) noexcept nogil
@@ -28,7 +33,8 @@ cdef struct Job:
     int cancelled            # set (atomically) on an exception: no thread starts a block
 
 
-cdef void _job_init(Job* job, const Plan* plan, const char* src, char* dst) noexcept:
+cdef void _job_init(Job* job, const Plan* plan, const char* src, char* dst,
+                    intp_t block_bytes) noexcept:
     cdef intp_t rowbytes = plan.itemsize
     cdef int d
     job.plan = plan[0]
@@ -40,11 +46,11 @@ cdef void _job_init(Job* job, const Plan* plan, const char* src, char* dst) noex
     if plan.empty:
         return
     d = plan.ndim - 1
-    while d > 0 and (rowbytes * plan.shape[d] <= _chunk_bytes or d > plan.gaxis >= 0):
+    while d > 0 and (rowbytes * plan.shape[d] <= block_bytes or d > plan.gaxis >= 0):
         rowbytes *= plan.shape[d]
         d -= 1
     job.axis = d
-    job.per_block = max(1, _chunk_bytes // rowbytes)
+    job.per_block = max(1, block_bytes // rowbytes)
     job.blocks_per_outer = (plan.shape[d] + job.per_block - 1) // job.per_block
     job.n_items = job.blocks_per_outer
     for d in range(job.axis):
@@ -109,10 +115,10 @@ cdef void _helper(void* arg) noexcept nogil:
 
 cdef int _execute(Job* job, int threads) except -1:
     """Run every block of ``job``: this thread checks for Ctrl-C between its blocks, and up
-    to ``threads - 1`` helpers, started here, share the blocks. Whatever happens (any number
-    of KeyboardInterrupts), every helper has stopped and been joined when this returns or
-    raises: on an exception the job is cancelled, so each helper finishes at most the block
-    it is in."""
+    to ``threads - 1`` helpers share the blocks. Whatever happens (any number of
+    KeyboardInterrupts), no helper is inside the job when this returns or raises: on an
+    exception the job is cancelled, so each helper finishes at most the block it is in, and
+    lzb_team_join withdraws the job and waits for them."""
     cdef lzb_team team
     cdef Plan sub
     cdef const char* s
@@ -159,6 +165,15 @@ cdef int threads_for(intp_t nbytes, object threads) except -1:
     return min(int(threads), 256)
 
 
+cdef inline intp_t _block_bytes(intp_t nbytes, int nthreads) noexcept:
+    """Bytes per block: CHUNK_BYTES on one thread (the Ctrl-C granularity); with helpers,
+    about four blocks per thread (so that one that starts late, or is descheduled, still
+    gets a share), at least THREAD_BLOCK_MIN_BYTES."""
+    if nthreads <= 1:
+        return _chunk_bytes
+    return max(_thread_block_min, min(_chunk_bytes, nbytes // (4 * nthreads)))
+
+
 cdef int _execute_plan(Plan* plan, const char* s, char* t, cnp.ndarray out,
                        object threads) except -1:
     """Run a validated plan into ``out``: inline if small, else in interruptible blocks,
@@ -179,6 +194,6 @@ cdef int _execute_plan(Plan* plan, const char* s, char* t, cnp.ndarray out,
             with nogil:
                 plan_run(plan, s, t)
         return 0
-    _job_init(&job, plan, s, t)
+    _job_init(&job, plan, s, t, _block_bytes(nbytes, nthreads))
     _execute(&job, nthreads)
     return 0

@@ -125,15 +125,29 @@ STREAM_BYTES = _env_bytes("LAZYBCAST_STREAM_BYTES") or STREAM_BYTES_LOW
 #: ordinary stores), while a copy from a source still gains from streaming there.
 #: stream_threshold("fill") gives the value in use; LAZYBCAST_STREAM_BYTES sets both.
 STREAM_FILL_BYTES = _env_bytes("LAZYBCAST_STREAM_BYTES") or max(STREAM_BYTES, STREAM_BYTES_MID)
-#: Outputs at least this large use two threads when materialize() is not told how many: two
-#: blocks of work, so that both threads have one, on a machine with two usable CPUs or more
-#: (starting and joining a helper costs ~20 us, a 4 MB block 100-400 us).
+#: Outputs at least this large use two threads when materialize() is not told how many, on a
+#: machine with two usable CPUs or more: one block of work (CHUNK_BYTES, 4 MiB) or more, where
+#: one thread writes for ~75-110 us, over twice what starting a helper costs when none is
+#: spinning (~30 us), and a spinning helper takes its share at once (Zen 3, in a loop: 8 MiB
+#: fills 159 -> 124 us, 16 MiB 713 -> 289; benchmarks/RESULTS.md, "When a second thread pays").
 AUTO_THREADS_BYTES = _env_bytes("LAZYBCAST_AUTO_THREADS_BYTES") or (
-    2 * CHUNK_BYTES if _usable_cpus() >= 2 else 1 << 62)
+    CHUNK_BYTES if _usable_cpus() >= 2 else 1 << 62)
+
+#: Blocks of a copy shared among threads hold at least this many bytes (~3 us of writing,
+#: against ~0.3 us to hand a block out and check for Ctrl-C).
+THREAD_BLOCK_MIN_BYTES = 64 << 10
+
+#: Helper threads spin after their share of a copy for as long as it took, at most this many
+#: microseconds (and at least 50 us), waiting for the next copy; then they exit
+#: (_kernels_team.h). 0: they exit at once (each multi-threaded copy starts its helpers).
+HELPER_SPIN_US = _env_bytes("LAZYBCAST_HELPER_SPIN_US")
+if HELPER_SPIN_US is None:
+    HELPER_SPIN_US = 1000
 
 cdef intp_t _replicate_chunk = REPLICATE_CHUNK
 cdef intp_t _replicate_copy = REPLICATE_COPY_BYTES
 cdef intp_t _chunk_bytes = CHUNK_BYTES
+cdef intp_t _thread_block_min = THREAD_BLOCK_MIN_BYTES
 cdef intp_t _stream_bytes = STREAM_BYTES
 cdef intp_t _stream_fill_bytes = STREAM_FILL_BYTES
 cdef intp_t _stream_low = min(STREAM_BYTES, STREAM_BYTES_LOW)

@@ -572,8 +572,10 @@ cdef class BroadcastView:
             block in cache: no full-size intermediate.
         threads : int, optional
             Threads to split a large copy across (the GIL is released). ``None`` picks two
-            threads for outputs of two 4 MiB blocks or more (8 MiB) on a machine with two
-            usable CPUs or more, else one (``lazybcast._kernels.AUTO_THREADS_BYTES``).
+            threads for outputs of 4 MiB or more on a machine with two usable CPUs or more,
+            else one (``lazybcast._kernels.AUTO_THREADS_BYTES``). Helper threads spin for
+            the next copy for up to 1 ms after their share (``LAZYBCAST_HELPER_SPIN_US``),
+            then exit.
 
         Returns
         -------

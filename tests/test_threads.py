@@ -148,9 +148,9 @@ def _os_threads():
         return None
 
 
-def test_no_helper_thread_outlives_a_call():
-    """Helper threads are started by a copy and joined before it returns: none is left behind
-    (a later fork() finds the process single-threaded)."""
+def test_no_helper_thread_outlives_its_spin():
+    """Helper threads spin for the next copy at most HELPER_SPIN_US (1 ms) after their share,
+    then exit: none is left behind for long."""
     before_os, before_py = _os_threads(), threading.active_count()
     view = lazybcast.broadcast_to(np.arange(4096.0), (2048, 4096))  # 64 MB
     view.materialize(threads=2)
@@ -160,20 +160,130 @@ def test_no_helper_thread_outlives_a_call():
     assert threading.active_count() == before_py
     if before_os is not None:  # (<=: a thread of an earlier test may have ended meanwhile)
         # A thread an earlier test started (a signal sender, a prefetcher) may still be on its
-        # way out: allow it 2 s to go. A helper left behind by the copies above never goes.
+        # way out, and the helpers spin for up to 1 ms: allow 2 s. A helper that never
+        # leaves fails.
         deadline = time.monotonic() + 2.0
         while _os_threads() > before_os and time.monotonic() < deadline:
             time.sleep(0.01)
         assert _os_threads() <= before_os
 
 
+@pytest.fixture
+def long_spin():
+    """Helpers that spin for 10 s after a copy (so that a test finds them running)."""
+    from lazybcast import _kernels
+
+    before = _kernels._helper_spin()
+    _kernels._helper_spin(10_000_000, min_us=10_000_000)
+    yield _kernels
+    _kernels._helper_spin(before)
+
+
+def _settle_helpers(kernels, within=2.0):
+    deadline = time.monotonic() + within
+    while kernels._helpers_alive() and time.monotonic() < deadline:
+        time.sleep(0.001)
+    return kernels._helpers_alive()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="Windows joins helpers in each call")
+def test_back_to_back_copies_reuse_the_spinning_helper(long_spin):
+    """A copy hands its blocks to the helper left spinning by the previous one: no second
+    helper is started, and every copy writes NumPy's values into its own output."""
+    kernels = long_spin
+    kernels._helper_spin(0)
+    assert _settle_helpers(kernels) == 0
+    kernels._helper_spin(10_000_000, min_us=10_000_000)
+    before_os = _os_threads()
+    rng = np.random.default_rng(5)
+    for k in range(20):
+        src = rng.standard_normal(4096).astype(np.float32)
+        out = lazybcast.broadcast_to(src, (64 + k, 4096)).materialize(threads=2)
+        np.testing.assert_array_equal(out, np.broadcast_to(src, (64 + k, 4096)))
+        assert kernels._helpers_alive() == 1
+    if before_os is not None:
+        assert _os_threads() == before_os + 1
+    kernels._helper_spin(0)  # a spinning helper sees the new limit and leaves
+    assert _settle_helpers(kernels) == 0
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="Windows joins helpers in each call")
+def test_helpers_leave_at_once_with_no_spin():
+    from lazybcast import _kernels as kernels
+
+    before = kernels._helper_spin()
+    try:
+        kernels._helper_spin(0)
+        lazybcast.broadcast_to(np.arange(4096.0), (2048, 4096)).materialize(threads=3)
+        assert _settle_helpers(kernels, within=1.0) == 0
+    finally:
+        kernels._helper_spin(before)
+
+
+def test_many_small_shared_copies_never_mix_their_jobs(long_spin):
+    """Copies of 2-4 blocks each, one after another with different sources and outputs, on
+    helpers that stay: a helper that ran a withdrawn job, or a block of the previous copy,
+    would leave wrong values (or, under ASan, touch a dead stack frame)."""
+    rng = np.random.default_rng(11)
+    block = long_spin.THREAD_BLOCK_MIN_BYTES
+    for k in range(300):
+        rows = int(rng.integers(2, 5)) * block // 1024 - int(rng.integers(0, 64))
+        src = rng.integers(0, 1 << 30, (1, 256), dtype=np.int32)
+        threads = int(rng.integers(2, 5))
+        got = lazybcast.broadcast_to(src, (rows, 256)).materialize(threads=threads)
+        np.testing.assert_array_equal(got, np.broadcast_to(src, (rows, 256)))
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="Windows joins helpers in each call")
+def test_a_helper_late_for_a_copy_never_takes_it(long_spin):
+    """A copy whose helper has not taken it when the caller is done withdraws it: the helper,
+    arriving later, takes nothing (it would run a job on a frame that is gone); an on-time
+    helper takes its share."""
+    kernels = long_spin
+    kernels._helper_spin(0)  # no helpers left by earlier tests (they would share the CPUs)
+    assert _settle_helpers(kernels) == 0
+    kernels._helper_spin(10_000_000, min_us=10_000_000)
+    view = lazybcast.broadcast_to(np.arange(4096.0, dtype=np.float32), (256, 4096))  # 4 MB
+    for attempt in range(50):  # on time, a helper takes a share (unless descheduled)
+        taken = kernels._helper_delay()
+        view.materialize(threads=2)
+        if kernels._helper_delay() == taken + 1:
+            break
+    else:
+        pytest.fail("no helper took a share of 50 copies")
+    try:
+        kernels._helper_delay(200_000)  # 0.2 s late, after the copy below has returned
+        small = lazybcast.broadcast_to(np.arange(64.0), (2048, 64))  # 1 MB, 8 blocks
+        got = small.materialize(threads=2)
+        time.sleep(0.5)
+        np.testing.assert_array_equal(got, np.broadcast_to(np.arange(64.0), (2048, 64)))
+        assert kernels._helper_delay(0) == taken + 1
+    finally:
+        kernels._helper_delay(0)
+
+
+def test_concurrent_threaded_copies_share_the_pool(long_spin):
+    """Python threads copying with threads=2 at the same time: one holds the helpers, the
+    others run on their own thread; every output has NumPy's values."""
+    views = [lazybcast.broadcast_to(np.arange(k, k + 4096, dtype=np.float64), (96, 4096))
+             for k in range(THREADS)]
+
+    def work(k, r):
+        out = views[k].materialize(threads=2)
+        np.testing.assert_array_equal(out, np.asarray(views[k]))
+
+    _hammer(work)
+
+
 FORK_AFTER_THREADS = """
 import os, warnings
 import numpy as np
 import lazybcast
+from lazybcast import _kernels
 view = lazybcast.broadcast_to(np.arange(4096.0), (2048, 4096))
 view.materialize(threads=2)
 view[:, np.arange(4096)[::-1]]
+spinning = _kernels._helpers_alive()
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     pid = os.fork()  # Python 3.12+ warns here if another thread is alive
@@ -183,21 +293,32 @@ with warnings.catch_warnings(record=True) as caught:
 if caught:
     raise SystemExit(f"fork() warned: {caught[0].message}")
 _, status = os.waitpid(pid, 0)
+if os.environ.get("LAZYBCAST_HELPER_SPIN_US") and os.name == "posix" and not spinning:
+    raise SystemExit("no helper was spinning at the fork: the test tests nothing")
+if view.materialize(threads=2)[2000, 4000] != 4000.0:  # the parent's pool works again
+    raise SystemExit(5)
 raise SystemExit(os.waitstatus_to_exitcode(status))
 """
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
-def test_fork_after_multithreaded_copy_warns_nothing():
+@pytest.mark.parametrize("spin_us", [None, "10000000"])
+def test_fork_after_multithreaded_copy_warns_nothing(spin_us):
     """On Python 3.12+ CPython warns (DeprecationWarning) when fork() is called while other
     threads exist (with ``-W error`` it swallows the error, so the script records warnings
-    instead): the script fails if a helper thread outlived its copy. On older Pythons it
-    checks that the child copies with threads."""
+    instead): the script fails if a helper was still alive at the fork (with a 10 s spin,
+    one is, until the fork handler stops it). On every Python it checks that the child and
+    the parent copy with threads after the fork."""
     import subprocess
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ)
+    if spin_us is None:
+        env.pop("LAZYBCAST_HELPER_SPIN_US", None)
+    else:
+        env["LAZYBCAST_HELPER_SPIN_US"] = spin_us
     done = subprocess.run([sys.executable, "-W", "error::DeprecationWarning", "-c",
                            FORK_AFTER_THREADS], cwd=root, capture_output=True, text=True,
-                          timeout=120)
+                          timeout=120, env=env)
     assert done.returncode == 0, done.stderr
     assert "multi-threaded" not in done.stderr
