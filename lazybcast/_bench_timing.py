@@ -24,6 +24,9 @@ def _time_interleaved(fns, budget, min_repeat, max_repeat):
     call. Timed cold, a 4 kB copy read 2.4 us against 0.5 us warm for lazybcast and 3.4
     against 1.0 us for NumPy (Zen 3 VM), which measured the neighbour, not the copy. Every
     callable gets the same untimed call, so the peers are treated alike.
+
+    After a turn whose calls used more CPU time than wall time (other threads ran), the next
+    turn waits until this process is quiet again (:func:`_quiesce`).
     """
     calls = {key: (v if isinstance(v, tuple) else (None, v)) for key, v in fns.items()}
     for setup, fn in calls.values():  # warm up: page faults, caches, lazy imports, threads
@@ -31,20 +34,49 @@ def _time_interleaved(fns, budget, min_repeat, max_repeat):
             setup()
         fn()
     samples = {key: [] for key in calls}
-    clock = time.perf_counter
+    clock, cpu = time.perf_counter, time.process_time
     start = clock()
     for i in range(max_repeat):
         for key, (setup, fn) in calls.items():
             if setup is not None:
                 setup()
+            c0, w0 = cpu(), clock()
             fn()
             t0 = clock()
             fn()
-            samples[key].append(clock() - t0)
+            t1 = clock()
+            samples[key].append(t1 - t0)
+            if cpu() - c0 > 1.2 * (t1 - w0) + 20e-6:
+                _quiesce()
         if i + 1 >= min_repeat and clock() - start > budget:
             break
     return {key: {"best": min(v), "median": statistics.median(v), "n": len(v)}
             for key, v in samples.items()}
+
+
+def _quiesce(step=0.0005, limit=0.05):
+    """Wait (at most ``limit`` seconds) until no other thread of this process uses a CPU.
+
+    Thread pools keep their workers spinning after a parallel call, waiting for the next:
+    torch's OpenMP workers (libgomp) used 10-12 ms of CPU after a 4 MB two-thread copy
+    (measured with getrusage; 0.5-1.3 ms with OMP_WAIT_POLICY=PASSIVE), lazybcast's helpers up
+    to HELPER_SPIN_US (1 ms). Timed during that spin, the next callable has one core less: on
+    a 2-CPU machine lazybcast's two-thread copies of 4-8 MB read no faster than one thread
+    when they followed torch's turn, and 1.9x faster in a loop of their own. Each callable's
+    own untimed call still finds its own workers warm, as in a user's loop.
+
+    The wait is a busy loop, not a sleep: after even a few milliseconds idle this VM's next
+    ~20 copies of 4 MB ran up to 2.5x slower, ramping back (Zen 3, KVM).
+    """
+    clock, cpu = time.perf_counter, time.process_time
+    deadline = clock() + limit
+    while True:
+        c0, w0 = cpu(), clock()
+        while clock() - w0 < step:
+            pass
+        w1 = clock()
+        if cpu() - c0 < 1.2 * (w1 - w0) or w1 > deadline:
+            return
 
 
 def _same_bytes(out, ref):
