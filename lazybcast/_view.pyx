@@ -40,8 +40,9 @@ cnp.import_array()
 cdef object _GENERAL = object()
 
 #: What a bare ``BroadcastView.__new__`` (for example from a crafted pickle) holds: nothing.
-_EMPTY = np.empty(0, dtype=np.uint8)
+cdef cnp.ndarray _EMPTY = np.empty(0, dtype=np.uint8)  # (a C global: no lookup per view)
 _EMPTY.flags.writeable = False
+cdef tuple _SHAPE_EMPTY = (0,)
 
 
 #: NumPy's "argument not given" marker (the reductions' ``initial=``, ``mean=``, ...).
@@ -109,8 +110,8 @@ cdef class BroadcastView:
     def __cinit__(self):
         # Every field valid from the start: an object made by __new__ alone is an empty view.
         self._source = _EMPTY
-        self.shape = (0,)
-        self._strides = (0,)
+        self.shape = _SHAPE_EMPTY
+        self._strides = _SHAPE_EMPTY
         self.base = _EMPTY
         self.mode = "numpy"
 
@@ -790,7 +791,8 @@ cdef class BroadcastView:
         cdef object result
         if type(key) is str or (type(key) is list and key and type(key[0]) is str):
             return self._field(key)
-        if type(key) is tuple or type(key) is int or type(key) is slice:
+        if (type(key) is tuple or type(key) is int or type(key) is slice or key is None
+                or key is Ellipsis):
             # The commonest keys (a data loader's view[i], slicing) without the general parser.
             result = _basic_key(self, key)
             if result is not _GENERAL:
