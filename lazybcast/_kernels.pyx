@@ -118,6 +118,7 @@ include "_kernels_walk.pxi"
 include "_kernels_job.pxi"
 include "_kernels_gather.pxi"
 lzb_set_helper_spin(<long long>HELPER_SPIN_US * 1000, 50000)
+lzb_pool_init()  # the fork handlers, before any fork can need them
 
 
 # ------------------------------------------------------------------------------------------
@@ -243,14 +244,17 @@ def _helper_spin(us=None, min_us=50):
     at least ``min_us`` and at most ``us`` microseconds (0: they exit at once); ``None``
     leaves both. Returns the maximum in use."""
     if us is not None:
+        us, min_us = min(int(us), 10 ** 9), min(int(min_us), 10 ** 9)
         lzb_set_helper_spin(<long long>us * 1000, <long long>min_us * 1000)
     return lzb_helper_spin() // 1000
 
 
-def _helper_delay(us=None):
-    """Test hook: helpers wait ``us`` microseconds before taking a job (``None`` leaves it);
-    returns how many shares of jobs helpers have taken in this process."""
-    return lzb_helper_delay(-1 if us is None else <long long>us * 1000)
+def _helper_delay(us=None, inside_us=None):
+    """Test hook: helpers wait ``us`` microseconds before taking a job, and ``inside_us``
+    after taking it, before its first block (``None`` leaves either); returns how many
+    shares of jobs helpers have taken in this process."""
+    return lzb_helper_delay(-1 if us is None else <long long>us * 1000,
+                            -1 if inside_us is None else <long long>inside_us * 1000)
 
 
 def _helpers_alive():

@@ -12,7 +12,9 @@ cdef extern from "_kernels_team.h":
     void lzb_set_helper_spin(long long max_ns, long long min_ns) noexcept nogil
     long long lzb_helper_spin() noexcept nogil
     int lzb_helpers_alive() noexcept nogil
-    unsigned long lzb_helper_delay(long long delay_ns) noexcept nogil
+    unsigned long lzb_helper_delay(long long delay_ns, long long delay_in_ns) noexcept nogil
+    void lzb_pool_init() noexcept nogil
+    bint lzb_pool_stopping() noexcept nogil
     intp_t lzb_next_item(intp_t* counter) noexcept nogil
     bint lzb_cancelled(int* flag) noexcept nogil
     void lzb_cancel(int* flag) noexcept nogil
@@ -99,13 +101,14 @@ cdef void _job_block(const Job* job, intp_t item, Plan* sub, const char** src,
 
 
 cdef void _helper(void* arg) noexcept nogil:
-    """A helper thread: blocks until none is left or the copy is cancelled."""
+    """A helper thread: blocks until none is left, the copy is cancelled, or a fork() is
+    stopping the helpers (the caller then does the rest)."""
     cdef Job* job = <Job*>arg
     cdef Plan sub
     cdef const char* s
     cdef char* t
     cdef intp_t item
-    while not lzb_cancelled(&job.cancelled):
+    while not lzb_cancelled(&job.cancelled) and not lzb_pool_stopping():
         item = lzb_next_item(&job.next)
         if item >= job.n_items:
             break

@@ -140,9 +140,12 @@ THREAD_BLOCK_MIN_BYTES = 64 << 10
 #: Helper threads spin after their share of a copy for as long as it took, at most this many
 #: microseconds (and at least 50 us), waiting for the next copy; then they exit
 #: (_kernels_team.h). 0: they exit at once (each multi-threaded copy starts its helpers).
+#: On a machine with one usable CPU a spinning helper would only take the CPU from the
+#: caller: 0 there.
 HELPER_SPIN_US = _env_bytes("LAZYBCAST_HELPER_SPIN_US")
 if HELPER_SPIN_US is None:
-    HELPER_SPIN_US = 1000
+    HELPER_SPIN_US = 1000 if _usable_cpus() >= 2 else 0
+HELPER_SPIN_US = min(HELPER_SPIN_US, 10 ** 9)
 
 cdef intp_t _replicate_chunk = REPLICATE_CHUNK
 cdef intp_t _replicate_copy = REPLICATE_COPY_BYTES

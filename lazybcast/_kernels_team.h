@@ -19,6 +19,12 @@
  * resets the pool. One copy at a time uses the pool: a copy that finds it in use (another
  * Python thread's copy, without the GIL) runs on its own thread.
  *
+ * Two fork() calls at once (glibc 2.35+ runs their prepare handlers concurrently) are
+ * serialized by lzb_fork_lock; the handlers are registered at import. A helper leaves a job
+ * after its current block once a fork is stopping the pool, so a fork never waits for the
+ * rest of another thread's copy. On a machine with one usable CPU helpers do not spin
+ * (HELPER_SPIN_US is 0 there). Helpers are named "lazybcast-help" on Linux.
+ *
  * Windows keeps the simple scheme: helpers started by the call and joined before it returns.
  *
  * Helpers block every signal (the mask is set around their creation), so SIGINT always
@@ -82,10 +88,13 @@ static inline void lzb_set_helper_spin(long long max_ns, long long min_ns) {
 }
 static inline long long lzb_helper_spin(void) { return 0; }
 static inline int lzb_helpers_alive(void) { return 0; }
-static inline unsigned long lzb_helper_delay(long long delay_ns) {
+static inline unsigned long lzb_helper_delay(long long delay_ns, long long delay_in_ns) {
     (void)delay_ns;
+    (void)delay_in_ns;
     return 0;
 }
+static inline void lzb_pool_init(void) {}
+static inline int lzb_pool_stopping(void) { return 0; }
 
 #else /* POSIX: a pool of helpers that spin briefly after each copy */
 
@@ -117,20 +126,32 @@ typedef struct {
     long long spin_max_ns;        /* (atomic reads while spinning) */
     long long spin_min_ns;
     long long delay_ns;           /* test hook: a helper waits this long before taking a job */
+    long long delay_in_ns;        /* test hook: ... and this long after taking it */
     unsigned long taken;          /* shares of jobs taken by helpers, ever (test hook) */
+    int slots;                    /* slots ever used: state[k] is NONE for k >= slots */
     int state[LZB_TEAM_MAX];      /* LZB_SLOT_* */
     unsigned long seen0[LZB_TEAM_MAX];  /* gen when the slot's thread was started */
     pthread_t thread[LZB_TEAM_MAX];
 } lzb_pool_t;
 
 static lzb_pool_t lzb_pool = {PTHREAD_MUTEX_INITIALIZER, NULL, NULL, 0, 0, 0, 0, 0,
-                              LZB_SPIN_MAX_NS, LZB_SPIN_MIN_NS, 0, 0};
+                              LZB_SPIN_MAX_NS, LZB_SPIN_MIN_NS, 0, 0, 0, 0};
 static pthread_once_t lzb_pool_once = PTHREAD_ONCE_INIT;
+/* Held from the prepare handler to the parent's: glibc 2.35+ runs the prepare handlers of
+ * two concurrent fork() calls at the same time, and both would join the same helpers. */
+static pthread_mutex_t lzb_fork_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static inline long long lzb_now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static inline void lzb_sleep_ns(long long ns) {
+    struct timespec d;
+    d.tv_sec = (time_t)(ns / 1000000000LL);
+    d.tv_nsec = (long)(ns % 1000000000LL);
+    while (nanosleep(&d, &d) != 0) {}
 }
 
 static inline void lzb_pause(void) {
@@ -144,10 +165,13 @@ static inline void lzb_pause(void) {
 static void *lzb_pool_main(void *p) {
     int slot = (int)(intptr_t)p;
     unsigned long seen;
-    long long spin, t0, took;
+    long long spin, t0, took, delay;
     void (*fn)(void *);
     void *arg;
     unsigned k;
+#if defined(__linux__)
+    pthread_setname_np(pthread_self(), "lazybcast-help");  /* (in top, py-spy, /proc) */
+#endif
     pthread_mutex_lock(&lzb_pool.lock);
     seen = lzb_pool.seen0[slot];
     spin = lzb_pool.spin_max_ns;
@@ -162,13 +186,8 @@ static void *lzb_pool_main(void *p) {
                      ? spin : __atomic_load_n(&lzb_pool.spin_max_ns, __ATOMIC_RELAXED)))
                 break;
         }
-        if (__atomic_load_n(&lzb_pool.delay_ns, __ATOMIC_RELAXED) > 0) {
-            struct timespec d;
-            long long ns = __atomic_load_n(&lzb_pool.delay_ns, __ATOMIC_RELAXED);
-            d.tv_sec = (time_t)(ns / 1000000000LL);
-            d.tv_nsec = (long)(ns % 1000000000LL);
-            nanosleep(&d, NULL);
-        }
+        delay = __atomic_load_n(&lzb_pool.delay_ns, __ATOMIC_RELAXED);
+        if (delay > 0) lzb_sleep_ns(delay);
         pthread_mutex_lock(&lzb_pool.lock);
         if (lzb_pool.stop || lzb_pool.gen == seen) {  /* stopped, or no copy came: leave */
             lzb_pool.state[slot] = LZB_SLOT_EXITED;
@@ -186,7 +205,9 @@ static void *lzb_pool_main(void *p) {
         lzb_pool.want--;
         lzb_pool.taken++;
         __atomic_store_n(&lzb_pool.active, lzb_pool.active + 1, __ATOMIC_RELEASE);
+        delay = lzb_pool.delay_in_ns;
         pthread_mutex_unlock(&lzb_pool.lock);
+        if (delay > 0) lzb_sleep_ns(delay);
         t0 = lzb_now_ns();
         fn(arg);
         took = lzb_now_ns() - t0;
@@ -202,9 +223,10 @@ static void *lzb_pool_main(void *p) {
 static void lzb_pool_prepare(void) {
     int slot[LZB_TEAM_MAX];
     int k, n = 0;
+    pthread_mutex_lock(&lzb_fork_lock);  /* released by the parent handler */
     pthread_mutex_lock(&lzb_pool.lock);
     __atomic_store_n(&lzb_pool.stop, 1, __ATOMIC_RELEASE);  /* no thread starts from now */
-    for (k = 0; k < LZB_TEAM_MAX; k++)
+    for (k = 0; k < lzb_pool.slots; k++)
         if (lzb_pool.state[k] != LZB_SLOT_NONE) slot[n++] = k;
     pthread_mutex_unlock(&lzb_pool.lock);
     /* (a helper needs the lock to leave: not held while joining) */
@@ -215,7 +237,10 @@ static void lzb_pool_prepare(void) {
 }
 
 static void lzb_pool_parent(void) {
+    pthread_mutex_lock(&lzb_pool.lock);
     __atomic_store_n(&lzb_pool.stop, 0, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&lzb_pool.lock);
+    pthread_mutex_unlock(&lzb_fork_lock);
 }
 
 static void lzb_pool_child(void) {
@@ -223,6 +248,7 @@ static void lzb_pool_child(void) {
     unsigned long gen = lzb_pool.gen;
     memset(&lzb_pool, 0, sizeof lzb_pool);
     pthread_mutex_init(&lzb_pool.lock, NULL);
+    pthread_mutex_init(&lzb_fork_lock, NULL);
     lzb_pool.spin_max_ns = spin;
     lzb_pool.spin_min_ns = spin_min;
     lzb_pool.gen = gen;  /* (delay_ns and taken restart at 0) */
@@ -230,6 +256,18 @@ static void lzb_pool_child(void) {
 
 static void lzb_pool_register(void) {
     pthread_atfork(lzb_pool_prepare, lzb_pool_parent, lzb_pool_child);
+}
+
+/* Register the fork handlers: at import (under the import lock, which os.fork() also
+ * takes), so that no fork can start before they are in place and miss them. */
+static inline void lzb_pool_init(void) {
+    pthread_once(&lzb_pool_once, lzb_pool_register);
+}
+
+/* Whether the fork handler is stopping the helpers: a helper then leaves the job after its
+ * current block (the caller, who may be waiting for the GIL, does the rest). */
+static inline int lzb_pool_stopping(void) {
+    return __atomic_load_n(&lzb_pool.stop, __ATOMIC_ACQUIRE);
 }
 
 /* Offer fn(arg) to up to n helpers (started if not running); returns how many take part
@@ -248,11 +286,13 @@ static inline int lzb_team_start(lzb_team *team, int n, void (*fn)(void *), void
         return 0;
     }
     lzb_pool.busy = 1;
-    for (k = 0; k < n; k++) {
-        if (lzb_pool.state[k] == LZB_SLOT_EXITED) {  /* gone: reap it */
+    for (k = 0; k < lzb_pool.slots; k++) {  /* helpers gone: reap them (they hold stacks) */
+        if (lzb_pool.state[k] == LZB_SLOT_EXITED) {
             pthread_join(lzb_pool.thread[k], NULL);
             lzb_pool.state[k] = LZB_SLOT_NONE;
         }
+    }
+    for (k = 0; k < n; k++) {
         if (lzb_pool.state[k] == LZB_SLOT_NONE) {
             sigset_t all, old;
             int failed;
@@ -264,6 +304,7 @@ static inline int lzb_team_start(lzb_team *team, int n, void (*fn)(void *), void
             pthread_sigmask(SIG_SETMASK, &old, NULL);
             if (failed) break;
             lzb_pool.state[k] = LZB_SLOT_RUNNING;
+            if (k >= lzb_pool.slots) lzb_pool.slots = k + 1;
         }
         started++;
     }
@@ -282,7 +323,8 @@ static inline int lzb_team_start(lzb_team *team, int n, void (*fn)(void *), void
 }
 
 /* Withdraw the job and wait until no helper is inside it (no GIL needed; not
- * interruptible). A helper that had not taken the job by now never will. */
+ * interruptible). A helper that had not taken the job by now never will; one inside it
+ * finishes at most its current block. The wait spins for 2 ms, then sleeps in steps. */
 static inline void lzb_team_join(lzb_team *team) {
     long long t0;
     unsigned k;
@@ -296,8 +338,8 @@ static inline void lzb_team_join(lzb_team *team) {
      * the job or took the last block): spin, then yield the CPU if it takes long. */
     t0 = lzb_now_ns();
     for (k = 1; __atomic_load_n(&lzb_pool.active, __ATOMIC_ACQUIRE) > 0; k++) {
-        if ((k & 63) == 0 && lzb_now_ns() - t0 > 200000LL)
-            sched_yield();
+        if ((k & 63) == 0 && lzb_now_ns() - t0 > 2000000LL)
+            lzb_sleep_ns(20000);  /* past a block's time (<= 4 MiB): a helper without a CPU */
         else
             lzb_pause();
     }
@@ -321,10 +363,11 @@ static inline void lzb_set_helper_spin(long long max_ns, long long min_ns) {
 static inline long long lzb_helper_spin(void) { return lzb_pool.spin_max_ns; }
 
 /* Test hook: helpers wait delay_ns before taking a job; returns the shares taken so far. */
-static inline unsigned long lzb_helper_delay(long long delay_ns) {
+static inline unsigned long lzb_helper_delay(long long delay_ns, long long delay_in_ns) {
     unsigned long taken;
     pthread_mutex_lock(&lzb_pool.lock);
     if (delay_ns >= 0) __atomic_store_n(&lzb_pool.delay_ns, delay_ns, __ATOMIC_RELAXED);
+    if (delay_in_ns >= 0) lzb_pool.delay_in_ns = delay_in_ns;
     taken = lzb_pool.taken;
     pthread_mutex_unlock(&lzb_pool.lock);
     return taken;
@@ -334,7 +377,7 @@ static inline unsigned long lzb_helper_delay(long long delay_ns) {
 static inline int lzb_helpers_alive(void) {
     int k, n = 0;
     pthread_mutex_lock(&lzb_pool.lock);
-    for (k = 0; k < LZB_TEAM_MAX; k++) n += lzb_pool.state[k] == LZB_SLOT_RUNNING;
+    for (k = 0; k < lzb_pool.slots; k++) n += lzb_pool.state[k] == LZB_SLOT_RUNNING;
     pthread_mutex_unlock(&lzb_pool.lock);
     return n;
 }

@@ -87,7 +87,7 @@ def test_ctrl_c_single_thread(slow):
     _still_usable(view, src)
 
 
-@pytest.mark.parametrize("threads", [2, None], ids=["threads=2", "threads=None (2 from 8 MiB)"])
+@pytest.mark.parametrize("threads", [2, None], ids=["threads=2", "threads=None (2 from 4 MiB)"])
 def test_ctrl_c_with_helper_threads(slow, threads):
     view, src = slow
     assert view.nbytes >= 32 * 2**20
