@@ -127,9 +127,10 @@ STREAM_BYTES = _env_bytes("LAZYBCAST_STREAM_BYTES") or STREAM_BYTES_LOW
 STREAM_FILL_BYTES = _env_bytes("LAZYBCAST_STREAM_BYTES") or max(STREAM_BYTES, STREAM_BYTES_MID)
 #: Outputs at least this large use two threads when materialize() is not told how many, on a
 #: machine with two usable CPUs or more: one block of work (CHUNK_BYTES, 4 MiB) or more, where
-#: one thread writes for ~75-110 us, over twice what starting a helper costs when none is
-#: spinning (~30 us), and a spinning helper takes its share at once (Zen 3, in a loop: 8 MiB
-#: fills 159 -> 124 us, 16 MiB 713 -> 289; benchmarks/RESULTS.md, "When a second thread pays").
+#: one thread writes for ~75-110 us, over twice what a call that must start its helper loses
+#: (~25-40 us, median), while a helper still spinning from the previous copy takes its share
+#: at once (Zen 3, loops of 4 MiB rows: 105 -> 61 us; benchmarks/RESULTS.md, "Notes on this
+#: run"). Below it one-off copies would lose more than loops gain.
 AUTO_THREADS_BYTES = _env_bytes("LAZYBCAST_AUTO_THREADS_BYTES") or (
     CHUNK_BYTES if _usable_cpus() >= 2 else 1 << 62)
 
