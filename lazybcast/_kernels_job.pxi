@@ -23,7 +23,7 @@ cdef extern from "_kernels_team.h":
 cdef struct Job:
     # One validated copy, cut into blocks along one axis so that it can be interrupted and
     # shared among threads. Lives on the stack of _execute_plan, whose caller keeps both
-    # arrays alive; every helper is joined before that frame returns.
+    # arrays alive; no helper is inside it when that frame returns (lzb_team_join).
     Plan plan
     const char* src
     char* dst
