@@ -305,9 +305,18 @@ def test_fork_while_another_thread_copies_with_helpers(long_spin):
     def copy():
         ok["big"] = bool((view.materialize(threads=2)[::1000] == src).all())
 
+    taken = kernels._helper_delay()
     t = threading.Thread(target=copy)
     t.start()
-    time.sleep(0.02)
+    # Fork once the helper has a share: the copying thread is then in the kernel, which does
+    # not allocate (a fork while another thread holds an allocator lock -- ASan's has no fork
+    # handler -- would leave the child stuck in its first allocation).
+    deadline = time.monotonic() + 30
+    while kernels._helper_delay() == taken and t.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.0005)
+    if kernels._helper_delay() == taken:
+        t.join()
+        pytest.skip("the copy ended before a helper took part (no CPU for it)")
     pid = os.fork()
     if pid == 0:
         small = lazybcast.broadcast_to(src, (1024, 8192))
