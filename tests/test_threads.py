@@ -370,6 +370,12 @@ def helper_threads():  # lazybcast's, by name (OpenBLAS stops its own around a f
             pass
     return n
 
+if os.environ.get("LAZYBCAST_HELPER_SPIN_US"):
+    # the variable sets the longest spin; make it the shortest too, so that a helper is
+    # surely spinning at the fork however slow the copies (ASan)
+    if _kernels._helper_spin() != int(os.environ["LAZYBCAST_HELPER_SPIN_US"]):
+        raise SystemExit(f"LAZYBCAST_HELPER_SPIN_US not honoured: {_kernels._helper_spin()}")
+    _kernels._helper_spin(_kernels._helper_spin(), min_us=_kernels._helper_spin())
 view = lazybcast.broadcast_to(np.arange(4096.0), (2048, 4096))
 view.materialize(threads=2)
 view[:, np.arange(4096)[::-1]]
