@@ -46,7 +46,7 @@ def _time_interleaved(fns, budget, min_repeat, max_repeat):
             fn()
             t1 = clock()
             samples[key].append(t1 - t0)
-            if cpu() - c0 > 1.2 * (t1 - w0) + 20e-6:
+            if _others_ran(cpu() - c0, t1 - w0, slack=20e-6):
                 _quiesce()
         if i + 1 >= min_repeat and clock() - start > budget:
             break
@@ -75,8 +75,14 @@ def _quiesce(step=0.0005, limit=0.05):
         while clock() - w0 < step:
             pass
         w1 = clock()
-        if cpu() - c0 < 1.2 * (w1 - w0) or w1 > deadline:
+        if not _others_ran(cpu() - c0, w1 - w0) or w1 > deadline:
             return
+
+
+def _others_ran(cpu_seconds, wall_seconds, slack=0.0):
+    """Whether this process used more CPU time than the calling thread alone could (by 20%
+    and ``slack`` seconds): other threads of it ran meanwhile."""
+    return cpu_seconds > 1.2 * wall_seconds + slack
 
 
 def _same_bytes(out, ref):

@@ -181,10 +181,10 @@ static void *lzb_pool_main(void *p) {
         for (k = 1; __atomic_load_n(&lzb_pool.gen, __ATOMIC_ACQUIRE) == seen
                     && !__atomic_load_n(&lzb_pool.stop, __ATOMIC_ACQUIRE); k++) {
             lzb_pause();
-            if ((k & 63) == 0 && lzb_now_ns() - t0 >=
-                    (spin < __atomic_load_n(&lzb_pool.spin_max_ns, __ATOMIC_RELAXED)
-                     ? spin : __atomic_load_n(&lzb_pool.spin_max_ns, __ATOMIC_RELAXED)))
-                break;
+            if ((k & 63) == 0) {  /* (a new, lower maximum applies at once) */
+                long long max = __atomic_load_n(&lzb_pool.spin_max_ns, __ATOMIC_RELAXED);
+                if (lzb_now_ns() - t0 >= (spin < max ? spin : max)) break;
+            }
         }
         delay = __atomic_load_n(&lzb_pool.delay_ns, __ATOMIC_RELAXED);
         if (delay > 0) lzb_sleep_ns(delay);
