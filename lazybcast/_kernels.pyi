@@ -9,6 +9,8 @@ import numpy as np
 REPLICATE_CHUNK: int  # bytes; a broadcast block smaller than this is written once, then copied
 REPLICATE_COPY_BYTES: int  # bytes; replication copies forward from a chunk this large (L1d / 2)
 L1D_BYTES: int  # CPU 0's level-1 data cache (0 if unknown)
+L2_BYTES: int  # CPU 0's level-2 cache (0 if unknown)
+TRANSPOSE_STAGE_BYTES: int  # bytes; a streamed transpose goes through a block this large (L2 / 4)
 CHUNK_BYTES: int  # bytes of work between two Ctrl-C checks, and per thread task
 STREAM_BYTES: int  # outputs at least this large are copied with non-temporal stores
 STREAM_FILL_BYTES: int  # ... and filled (one item, replicated blocks) with them
@@ -40,6 +42,7 @@ def gather(
 ) -> np.ndarray[Any, Any]: ...
 def _helper_spin(us: int | None = None, min_us: int = 50) -> int: ...
 def _helpers_alive() -> int: ...
+def _transpose_stage(nbytes: int | None = None) -> int: ...
 def _helper_delay(us: int | None = None, inside_us: int | None = None) -> int: ...
 def _plan_py(
     shape: tuple[int, ...],  # tuple

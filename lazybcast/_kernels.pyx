@@ -102,6 +102,9 @@ cdef extern from "_kernels_simd_layout.h":
     void lzb_kernels_init() noexcept nogil
     int lzb_scatter_transposed(const char* buf, intp_t ni, intp_t nj, char* dst, intp_t da,
                                intp_t size, bint stream) noexcept nogil
+    int lzb_transpose_staged(const char* src, intp_t sb, char* dst, intp_t da, intp_t ni,
+                             intp_t nj, intp_t size, intp_t tile, char* stage,
+                             intp_t cols) noexcept nogil
 
 ctypedef fused item_t:
     uint8_t
@@ -255,6 +258,18 @@ def _helper_delay(us=None, inside_us=None):
     shares of jobs helpers have taken in this process."""
     return lzb_helper_delay(-1 if us is None else <long long>us * 1000,
                             -1 if inside_us is None else <long long>inside_us * 1000)
+
+
+def _transpose_stage(nbytes=None):
+    """Test and benchmark hook: streamed transposes go through a staging block of
+    ``nbytes`` (0: none, the tiles write straight out); ``None`` leaves it. Returns the size
+    in use."""
+    global _transpose_stage_bytes
+    if nbytes is not None:
+        if nbytes < 0:
+            raise ValueError(f"nbytes must be >= 0, got {nbytes}")
+        _transpose_stage_bytes = nbytes
+    return _transpose_stage_bytes
 
 
 def _helpers_alive():

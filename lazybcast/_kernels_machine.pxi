@@ -59,16 +59,17 @@ def _shared_cache():
     return best
 
 
-def _l1d_bytes():
-    """Size of CPU 0's level-1 data cache (sysfs; sysconf elsewhere), or 0."""
+def _cache_bytes(level):
+    """Size of CPU 0's data (or unified) cache of this level (sysfs; sysconf elsewhere), or
+    0 if unknown."""
     import glob
     for index in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*"):
         try:
             with open(index + "/level") as f:
-                level = f.read().strip()
+                found = f.read().strip()
             with open(index + "/type") as f:
                 kind = f.read().strip()
-            if level != "1" or kind not in ("Data", "Unified"):
+            if found != str(level) or kind not in ("Data", "Unified"):
                 continue
             with open(index + "/size") as f:
                 text = f.read().strip().upper()
@@ -76,7 +77,7 @@ def _l1d_bytes():
         except (OSError, ValueError):
             pass
     try:
-        return max(0, _os.sysconf("SC_LEVEL1_DCACHE_SIZE"))
+        return max(0, _os.sysconf(f"SC_LEVEL{level}_{'DCACHE' if level == 1 else 'CACHE'}_SIZE"))
     except (AttributeError, ValueError, OSError):
         return 0
 
@@ -98,13 +99,20 @@ def _usable_cpus():
 
 SHARED_CACHE_BYTES, SHARED_CACHE_CPUS = _shared_cache()
 _L3 = SHARED_CACHE_BYTES or 32 << 20
-L1D_BYTES = _l1d_bytes()
+L1D_BYTES = _cache_bytes(1)
+L2_BYTES = _cache_bytes(2)
 #: Replication copies forward from a chunk of the output's first bytes this large: a quarter
 #: of the L1 data cache (8 kB for 32 KiB), at least 4 kB, at most 64 kB: small enough to stay
 #: in L1 while the destination's lines pass through it. A chunk from L2 reads as much as it
 #: writes (Zen 3, output in L3, 1-4 MiB: 4-16 kB chunks 0.91-1.04 of a non-zero memset,
 #: 64 kB chunks 0.81-0.86; benchmarks/RESULTS.md, "Machine-derived thresholds").
 REPLICATE_COPY_BYTES = min(64 << 10, max(4 << 10, (L1D_BYTES or 32 << 10) // 4))
+
+#: A transpose that streams its output (see STREAM_BYTES) goes through a staging block of
+#: this many bytes, a quarter of the L2 cache (128 kB for 512 KiB; at least 32 kB, at most
+#: 512 kB), so that the block and the tiles passing through it stay in L2: its rows are the
+#: runs written out, 1-2 kB for 4096 columns of float32 (lzb_transpose_staged).
+TRANSPOSE_STAGE_BYTES = min(512 << 10, max(32 << 10, (L2_BYTES or 256 << 10) // 4))
 
 #: Candidate streaming thresholds (bytes). LOW is glibc's non-temporal threshold: 3/4 of the
 #: shared cache's share per CPU sharing it (12 MiB for 32 MiB shared by 2). MID is 3/4 of the
@@ -150,6 +158,7 @@ HELPER_SPIN_US = min(HELPER_SPIN_US, 10 ** 9)
 
 cdef intp_t _replicate_chunk = REPLICATE_CHUNK
 cdef intp_t _replicate_copy = REPLICATE_COPY_BYTES
+cdef intp_t _transpose_stage_bytes = TRANSPOSE_STAGE_BYTES
 cdef intp_t _chunk_bytes = CHUNK_BYTES
 cdef intp_t _thread_block_min = THREAD_BLOCK_MIN_BYTES
 cdef intp_t _stream_bytes = STREAM_BYTES

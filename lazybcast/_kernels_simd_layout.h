@@ -5,6 +5,7 @@
  * Contents:
  *   lzb_channels: interleave and deinterleave 2 to 4 channels (CHW <-> HWC);
  *   lzb_scatter_transposed: the write-out of a transposing tile, as register transposes;
+ *   lzb_transpose_staged: a large transpose through a staging block, streamed out;
  *   lzb_kernels_init: the shuffle masks of lzb_fill_rows and lzb_channels, once at import.
  */
 #ifndef LAZYBCAST_KERNELS_SIMD_LAYOUT_H
@@ -216,9 +217,9 @@ static inline int lzb_channels(char *dst, Py_ssize_t dplane, const char *src,
  * lzb_scatter_transposed(buf, ni, nj, dst, da, size, stream):
  *   dst[i * da + j * size] = buf[(j * ni + i) * size] for i < ni, j < nj,
  * in square blocks of B x B items transposed in registers (B = 16 / size: 16x16 bytes,
- * 8x8 two-byte, 4x4 four-byte, 2x2 eight-byte items), the edges item by item. With stream
- * set and 16-byte aligned rows the blocks are written with non-temporal stores. Returns 0
- * (nothing done) for other item sizes or without SSE2. */
+ * 8x8 two-byte, 4x4 four-byte, 2x2 eight-byte items), the edges item by item; 16-byte items
+ * are plain moves. With stream set and 16-byte aligned rows the blocks are written with
+ * non-temporal stores. Returns 0 (nothing done) for other item sizes or without SSE2. */
 
 #if defined(LZB_SSE2)
 /* r[k] <- the k-th column of the 16 x 16 bytes (or 8 x 8 two-byte, 4 x 4 four-byte,
@@ -320,10 +321,71 @@ static inline int lzb_scatter_transposed(const char *buf, Py_ssize_t ni, Py_ssiz
     case 2: lzb_scatter_sized(buf, ni, nj, dst, da, 2, nt); return 1;
     case 4: lzb_scatter_sized(buf, ni, nj, dst, da, 4, nt); return 1;
     case 8: lzb_scatter_sized(buf, ni, nj, dst, da, 8, nt); return 1;
+    case 16: {  /* one item per register: plain moves */
+        Py_ssize_t i, j;
+        for (i = 0; i < ni; i++)
+            for (j = 0; j < nj; j++) {
+                __m128i x = _mm_loadu_si128((const __m128i *)(buf + (j * ni + i) * 16));
+                __m128i *q = (__m128i *)(dst + i * da + j * 16);
+                if (nt) _mm_stream_si128(q, x); else _mm_storeu_si128(q, x);
+            }
+        return 1;
+    }
     default: return 0;
     }
 #else
     (void)buf; (void)ni; (void)nj; (void)dst; (void)da; (void)size; (void)stream;
+    return 0;
+#endif
+}
+
+/* lzb_transpose_staged(src, sb, dst, da, ni, nj, size, tile, stage, cols):
+ *   dst[i * da + j * size] = src[i * size + j * sb] for i < ni, j < nj,
+ * for outputs that do not stay in the cache: tiles of tile x tile items (through the first
+ * tile * tile * size bytes of stage, an L1-sized buffer) are transposed into a staging block
+ * of tile x cols items (the rest of stage, in L2), whose rows -- runs of cols items -- are
+ * then written out with non-temporal stores. The output is written once, in long runs, with
+ * no read for ownership; ordinary stores read every output line first (a third more memory
+ * traffic), and streaming each tile's short pieces straight out is slower still (Zen 3,
+ * 4096x4096 float32: 43 against 17 ms). The next staging block's source lines are
+ * prefetched while a block is read. Zen 3, 64 MiB transposes, medians of 15, staged against
+ * tiles straight out: 1.3x-1.6x faster for items of 1 to 16 bytes, on 1 and 2 threads
+ * (benchmarks/RESULTS.md, "Streamed transposes"). Returns 0 (nothing done) for items of
+ * other sizes or without SSE2. */
+static inline int lzb_transpose_staged(const char *src, Py_ssize_t sb, char *dst,
+                                       Py_ssize_t da, Py_ssize_t ni, Py_ssize_t nj,
+                                       Py_ssize_t size, Py_ssize_t tile, char *stage,
+                                       Py_ssize_t cols) {
+#if defined(LZB_SSE2)
+    char *buf = stage, *block = stage + tile * tile * size;
+    Py_ssize_t i0, j0, j, q, r, ti, tc, tj, x;
+    if (size != 1 && size != 2 && size != 4 && size != 8 && size != 16)
+        return 0;
+    for (i0 = 0; i0 < ni; i0 += tile) {
+        ti = ni - i0 < tile ? ni - i0 : tile;
+        for (j0 = 0; j0 < nj; j0 += cols) {
+            tc = nj - j0 < cols ? nj - j0 : cols;
+            for (j = j0; j < j0 + tc; j += tile) {
+                tj = j0 + tc - j < tile ? j0 + tc - j : tile;
+                for (q = 0; q < tj; q++) {
+                    const char *row = src + i0 * size + (j + q) * sb;
+                    if (j + q + cols < nj)  /* the same row of the next staging block */
+                        for (x = 0; x < ti * size; x += 64)
+                            _mm_prefetch(row + cols * sb + x, _MM_HINT_T1);
+                    memcpy(buf + q * ti * size, row, (size_t)(ti * size));
+                }
+                lzb_scatter_transposed(buf, ti, tj, block + (j - j0) * size, cols * size,
+                                       size, 0);
+            }
+            for (r = 0; r < ti; r++)
+                lzb_stream_copy(dst + (i0 + r) * da + j0 * size, block + r * cols * size,
+                                (size_t)(tc * size));
+        }
+    }
+    return 1;
+#else
+    (void)src; (void)sb; (void)dst; (void)da; (void)ni; (void)nj; (void)size; (void)tile;
+    (void)stage; (void)cols;
     return 0;
 #endif
 }

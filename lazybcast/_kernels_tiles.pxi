@@ -18,6 +18,9 @@ cdef void _tiles(const Plan* p, const char* src, char* dst) noexcept nogil:
         _rows_dispatch(size, p.shape[a], p.sstride[a], p.dstride[a], p.shape[b],
                        p.sstride[b], p.dstride[b], src, dst, False)
         return
+    if (p.stream and p.sstride[a] == size and p.dstride[b] == size
+            and _tiles_staged(p, tile, src, dst)):
+        return
     i = 0
     while i < p.shape[a]:
         ni = min(tile, p.shape[a] - i)
@@ -29,8 +32,8 @@ cdef void _tiles(const Plan* p, const char* src, char* dst) noexcept nogil:
                            src + i * p.sstride[a] + j * p.sstride[b], buf, False)
             # dst[i + ii, j + jj] <- buf[jj, ii]: runs along axis b, short destination stride
             # Ordinary stores even for a large output: a tile writes a few 16-byte pieces to
-            # each of many rows in turn, which non-temporal stores handle badly (4096x4096
-            # float32 on Zen 3: 43 ms streamed against 17 ms).
+            # each of many rows in turn, which non-temporal stores handle badly (a large
+            # output streams through _tiles_staged instead).
             if p.dstride[b] != size or not lzb_scatter_transposed(
                     buf, ni, nj, dst + i * p.dstride[a] + j * p.dstride[b], p.dstride[a], size,
                     False):
@@ -38,6 +41,28 @@ cdef void _tiles(const Plan* p, const char* src, char* dst) noexcept nogil:
                                buf, dst + i * p.dstride[a] + j * p.dstride[b], False)
             j += tile
         i += tile
+
+
+cdef bint _tiles_staged(const Plan* p, intp_t tile, const char* src, char* dst) noexcept nogil:
+    """A transpose whose output is streamed (too large for the cache), with rows contiguous
+    on both sides: through a staging block of about TRANSPOSE_STAGE_BYTES, written out in
+    long non-temporal runs (lzb_transpose_staged). False (nothing done) for items other
+    than 1, 2, 4, 8 or 16 bytes, a plane under a tile high or two tiles wide, or a block that
+    cannot be allocated."""
+    cdef int a = p.ndim - 2, b = p.ndim - 1
+    cdef intp_t size = p.itemsize
+    cdef intp_t cols = (_transpose_stage_bytes // (tile * size)) // tile * tile
+    cdef char* stage
+    cdef int done
+    if size > 16 or size & (size - 1) or cols < tile or p.shape[a] < tile or p.shape[b] < 2 * tile:
+        return False
+    stage = <char*>malloc(tile * (tile + cols) * size)
+    if stage == NULL:
+        return False
+    done = lzb_transpose_staged(src, p.sstride[b], dst, p.dstride[a], p.shape[a], p.shape[b],
+                                size, tile, stage, cols)
+    free(stage)
+    return done
 
 
 cdef inline bint _channels(const Plan* p, int d, const char* src, char* dst) noexcept nogil:

@@ -318,12 +318,24 @@ def test_gather_refuses_a_short_report_axes():
                         np.empty(1), 0, 1, ())
 
 
+@pytest.fixture
+def transpose_stage():
+    """Sets the staging block of streamed transposes for one test, then restores it."""
+    default = _kernels._transpose_stage()
+    yield _kernels._transpose_stage
+    assert _kernels._transpose_stage(default) == default
+
+
+@pytest.mark.parametrize("stage", [None, 40000, 0])
 @pytest.mark.parametrize("dtype, cols", [(np.uint8, 6421), (np.int16, 4099), (np.float32, 3203),
-                                         (np.float64, 2601), (np.uint8, 4096)])
-def test_large_transposing_copy_with_streaming_stores(dtype, cols):
-    """Past the streaming threshold the tiles still use ordinary stores (streaming is for
-    whole runs); rows whose sizes are not multiples of the 16x16 (8x8, 4x4, 2x2) register
-    blocks take the scalar tails."""
+                                         (np.float64, 2601), (np.uint8, 4096),
+                                         (np.complex128, 1031), ("V3", 3001)])
+def test_large_transposing_copy_with_streaming_stores(dtype, cols, stage, transpose_stage):
+    """Past the streaming threshold the tiles go through a staging block written out in
+    non-temporal runs (items of 1 to 16 bytes; the default block, one a few tiles wide, and
+    none); rows whose sizes are not multiples of the tiles, the staging block or the 16x16
+    (8x8, 4x4, 2x2) register blocks take the tails."""
+    transpose_stage(stage)
     rows = _kernels.stream_threshold() // (cols * np.dtype(dtype).itemsize) + 3  # odd tails
     shape = (rows, cols)
     a = _data(shape[::-1], dtype)
@@ -332,6 +344,30 @@ def test_large_transposing_copy_with_streaming_stores(dtype, cols):
     assert view.nbytes >= _kernels.stream_threshold()
     for threads in (1, 2):
         _assert_same_bytes(view.materialize(threads=threads), _expected(source, shape))
+
+
+def test_large_transposes_of_strided_and_broadcast_sources(transpose_stage):
+    """Streamed transposes whose source rows are not contiguous (a column step), whose
+    planes repeat along a broadcast axis, or with too few rows or columns for a staging
+    block (these take the tiles that write straight out)."""
+    transpose_stage(40000)
+    n = _kernels.stream_threshold() // 4
+    cols = 1500
+    planes = n // (700 * cols) + 2
+    for source, shape in [(_data((cols, 2 * (n // cols + 3)), np.float32)[:, ::2].T, None),
+                          (_data((cols, 700), np.float32).T[None], (planes, 700, cols)),
+                          (_data((40, n // 40 + 5), np.float32).T, None),
+                          (_data((n // 40 + 5, 40), np.float32).T, None)]:
+        shape = shape or source.shape
+        view = lazybcast.broadcast_to(source, shape)
+        assert view.nbytes >= _kernels.stream_threshold()
+        for threads in (1, 2):
+            _assert_same_bytes(view.materialize(threads=threads), _expected(source, shape))
+
+
+def test_transpose_stage_hook_rejects_negative_sizes():
+    with pytest.raises(ValueError, match="nbytes must be >= 0, got -1"):
+        _kernels._transpose_stage(-1)
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.float32, np.float64, np.complex128])
