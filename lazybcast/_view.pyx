@@ -791,9 +791,13 @@ cdef class BroadcastView:
         cdef object result
         if type(key) is str or (type(key) is list and key and type(key[0]) is str):
             return self._field(key)
-        if (type(key) is tuple or type(key) is int or type(key) is slice or key is None
-                or key is Ellipsis):
-            # The commonest keys (a data loader's view[i], slicing) without the general parser.
+        if type(key) is int or type(key) is slice:
+            # The commonest keys (a data loader's view[i], a batch's view[a:b]).
+            result = _first_axis_key(self, key)
+            if result is not _GENERAL:
+                return result
+        elif type(key) is tuple or key is None or key is Ellipsis:
+            # Other basic keys, without the general parser.
             result = _basic_key(self, key)
             if result is not _GENERAL:
                 return result

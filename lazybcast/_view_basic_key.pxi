@@ -1,6 +1,7 @@
-# The fast path of BroadcastView.__getitem__ for basic keys (ints, slices, None, one ...):
+# The fast paths of BroadcastView.__getitem__ for basic keys (ints, slices, None, one ...):
 # the new source is computed straight from the source's strides, as NumPy's
-# get_view_from_index does, without the general key parser in lazybcast._indexing.
+# get_view_from_index does, without the general key parser in lazybcast._indexing; an int or
+# a slice alone (view[i], view[a:b]) has a shorter path still (_first_axis_key).
 # Included by _view.pyx at module level.
 
 cdef object _basic_key(BroadcastView self, object key):
@@ -18,10 +19,11 @@ cdef object _basic_key(BroadcastView self, object key):
     cdef cnp.npy_intp strides[cnp.NPY_MAXDIMS]
     cdef cnp.npy_intp vdims[cnp.NPY_MAXDIMS]     # the new view's
     cdef int vfrom[cnp.NPY_MAXDIMS]               # the view's axis of the same size, or -1
-    cdef cnp.npy_intp stride, size = 1
+    cdef cnp.npy_intp stride
+    cdef intp_t size = 1
     cdef char* data = <char*>cnp.PyArray_DATA(src)
-    cdef tuple old_shape = self.shape
-    cdef object item
+    cdef tuple old_shape = self.shape, shape
+    cdef object item, value
     for k in range(nkey):
         item = key if entries is None else entries[k]
         if type(item) is int or type(item) is slice:
@@ -94,10 +96,8 @@ cdef object _basic_key(BroadcastView self, object key):
                 vfrom[out_nd] = axis
             axis += 1
         out_nd += 1
-    cdef cnp.PyArray_Descr* descr = cnp.PyArray_DESCR(src)
     if scalar and out_nd == 0:
-        return _scalar(data, descr, src)  # every axis an int: NumPy's scalar
-    cdef cnp.ndarray out
+        return _scalar(data, cnp.PyArray_DESCR(src), src)  # every axis an int: NumPy's scalar
     cdef bint same = out_nd == cnp.PyArray_NDIM(src) and data == <char*>cnp.PyArray_DATA(src)
     j = 0
     while same and j < out_nd:
@@ -106,22 +106,30 @@ cdef object _basic_key(BroadcastView self, object key):
         j += 1
     if same:  # v[()], v[...], v[:]: the same source and shape, so the same view
         return self
-    Py_INCREF(<object>descr)
-    out = <cnp.ndarray>lzb_new_from_descr(
-        &lzb_ndarray_type, descr, out_nd, dims, strides, data,
-        cnp.PyArray_FLAGS(src) & cnp.NPY_ARRAY_WRITEABLE, NULL)
-    cnp.set_array_base(out, src)
-    # The view, built here: its invariant holds by construction (every source axis is 1
-    # or the view's size), so _wrap's checks are skipped.
-    cdef BroadcastView v = BroadcastView.__new__(BroadcastView)
-    cdef tuple shape = PyTuple_New(out_nd)
-    cdef object value
+    shape = PyTuple_New(out_nd)
     for j in range(out_nd):
         # An axis of the view's size keeps its int object (no new int for sizes > 256).
         value = old_shape[vfrom[j]] if vfrom[j] >= 0 else vdims[j]
         Py_INCREF(value)
         PyTuple_SET_ITEM(shape, j, value)
         size *= vdims[j]
+    return _new_view(self, out_nd, dims, strides, data, shape, size)
+
+
+cdef BroadcastView _new_view(BroadcastView self, int nd, cnp.npy_intp* dims,
+                             cnp.npy_intp* strides, char* data, tuple shape, intp_t size):
+    """A view of ``self``'s source memory: the new source (``nd`` axes ``dims``, ``strides``
+    from ``data``, inside ``self``'s source) and the new view's ``shape`` and ``size``. Its
+    invariant holds by the callers' construction (every source axis is 1 or the view's
+    size), so _wrap's checks are skipped."""
+    cdef cnp.ndarray src = self._source
+    cdef cnp.PyArray_Descr* descr = cnp.PyArray_DESCR(src)
+    Py_INCREF(<object>descr)
+    cdef cnp.ndarray out = <cnp.ndarray>lzb_new_from_descr(
+        &lzb_ndarray_type, descr, nd, dims, strides, data,
+        cnp.PyArray_FLAGS(src) & cnp.NPY_ARRAY_WRITEABLE, NULL)
+    cnp.set_array_base(out, src)
+    cdef BroadcastView v = BroadcastView.__new__(BroadcastView)
     v._source = out
     v.shape = shape
     v._strides = None
@@ -129,3 +137,63 @@ cdef object _basic_key(BroadcastView self, object key):
     v.mode = self.mode
     v._size = size
     return v
+
+
+cdef object _first_axis_key(BroadcastView self, object key):
+    """``view[i]`` and ``view[start:stop:step]`` (a data loader's and a batcher's keys) by
+    the first axis alone: the same results as _basic_key, with less to decide. ``_GENERAL``
+    for a 0-d view and an int out of range."""
+    cdef cnp.ndarray src = self._source
+    cdef tuple old_shape = self.shape, shape
+    cdef int ndim = len(old_shape), j
+    cdef Py_ssize_t n, i, start, stop, step, length
+    cdef cnp.npy_intp* sdims = cnp.PyArray_DIMS(src)
+    cdef cnp.npy_intp* sstrides = cnp.PyArray_STRIDES(src)
+    cdef cnp.npy_intp dims[cnp.NPY_MAXDIMS]
+    cdef cnp.npy_intp strides[cnp.NPY_MAXDIMS]
+    cdef char* data = <char*>cnp.PyArray_DATA(src)
+    cdef bint broadcast
+    cdef object value
+    if ndim == 0:
+        return _GENERAL
+    n = old_shape[0]
+    broadcast = sdims[0] != n
+    if type(key) is int:
+        try:
+            i = key
+        except OverflowError:
+            return _GENERAL
+        if i < -n or i >= n:
+            return _GENERAL
+        if i < 0:
+            i += n
+        if not broadcast:
+            data += i * sstrides[0]
+        if ndim == 1:
+            return _scalar(data, cnp.PyArray_DESCR(src), src)
+        return _new_view(self, ndim - 1, sdims + 1, sstrides + 1, data, old_shape[1:],
+                         self._size // n)
+    PySlice_GetIndicesEx(key, n, &start, &stop, &step, &length)
+    if length == n and (broadcast or (start == 0 and step == 1)):
+        return self  # v[:], or any full slice of a broadcast axis: the same view
+    for j in range(1, ndim):
+        dims[j] = sdims[j]
+        strides[j] = sstrides[j]
+    if broadcast:  # a broadcast axis keeps its single source element
+        dims[0] = sdims[0]
+        strides[0] = sstrides[0]
+    else:
+        if length > 0:
+            data += start * sstrides[0]
+        dims[0] = length
+        strides[0] = sstrides[0] * step
+    shape = PyTuple_New(ndim)
+    value = old_shape[0] if length == n else length
+    Py_INCREF(value)
+    PyTuple_SET_ITEM(shape, 0, value)
+    for j in range(1, ndim):
+        value = old_shape[j]
+        Py_INCREF(value)
+        PyTuple_SET_ITEM(shape, j, value)
+    return _new_view(self, ndim, dims, strides, data, shape,
+                     self._size // n * length if n else 0)

@@ -169,8 +169,10 @@ def keys(draw, shape, advanced=True):
 
 
 def _same(got, expected):
-    """Values, shape, dtype and scalar type equal."""
+    """Values, shape, dtype and scalar type equal (and a view's size and nbytes)."""
     if isinstance(expected, np.ndarray):
+        if isinstance(got, BroadcastView):
+            assert (got.size, got.nbytes) == (expected.size, expected.nbytes)
         got = np.asarray(got)
         assert got.shape == expected.shape
         assert got.dtype == expected.dtype
