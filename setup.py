@@ -51,6 +51,7 @@ KERNEL_PARTS = [
     "lazybcast/_kernels_simd.h",
     "lazybcast/_kernels_simd_layout.h",
     "lazybcast/_kernels_team.h",
+    "lazybcast/_kernels_pool.h",
 ] + [f"lazybcast/_kernels_{unit}.pxi" for unit in
      ("machine", "plan", "rows", "tiles", "walk", "job", "gather")]
 

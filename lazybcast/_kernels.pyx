@@ -28,8 +28,10 @@ between them is a direct C call, inlined where marked ``inline``):
                             stores, repeated-item rows, reversed runs
 ``_kernels_simd_layout.h``  the vector code of layout changes: image channels, transposed tile
                             write-out, and the shuffle masks' set-up at import
-``_kernels_team.h``         helper threads (a pool that spins briefly after a copy), fork
-                            handlers, atomic block counter
+``_kernels_team.h``         helper threads: the API the job uses, the atomic block counter,
+                            Windows' threads started and joined per copy
+``_kernels_pool.h``         the POSIX helper pool (helpers that spin briefly after a copy),
+                            its fork handlers
 ==========================  =====================================================================
 
 How bytes move, innermost first:

@@ -148,7 +148,7 @@ THREAD_BLOCK_MIN_BYTES = 64 << 10
 
 #: Helper threads spin after their share of a copy for as long as it took, at most this many
 #: microseconds (and at least 50 us), waiting for the next copy; then they exit
-#: (_kernels_team.h). 0: they exit at once (each multi-threaded copy starts its helpers).
+#: (_kernels_pool.h). 0: they exit at once (each multi-threaded copy starts its helpers).
 #: On a machine with one usable CPU a spinning helper would only take the CPU from the
 #: caller: 0 there.
 HELPER_SPIN_US = _env_bytes("LAZYBCAST_HELPER_SPIN_US")

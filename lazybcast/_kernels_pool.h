@@ -1,0 +1,316 @@
+/* The POSIX helper pool behind _kernels_team.h's API (included there, after LZB_TEAM_MAX;
+ * not used on Windows).
+ *
+ * On POSIX systems the helpers outlive a call only briefly: after its share of a copy a
+ * helper spins (pause loop) for as long as that share took, between LZB_SPIN_MIN_NS and
+ * lzb_pool.spin_max_ns (1 ms unless set), waiting for the next copy; then it exits. A copy
+ * that comes back-to-back (a loop, a data loader) finds its helper running and hands it
+ * blocks at once, where starting a thread costs ~30 us and waking a sleeping one through the
+ * kernel ~20-40 us on a VM (Zen 3, KVM). This is what OpenMP runtimes do after a parallel
+ * region (libgomp spins for up to GOMP_SPINCOUNT pauses), bounded here by the work itself:
+ * the spin never costs more CPU than the share of work before it, and an idle process has
+ * no helper after a millisecond.
+ *
+ * The guarantees of _kernels_team.h hold: lzb_team_join returns only when no helper is inside
+ * the call's job (the job is withdrawn first, so a helper that had not yet taken it never
+ * will), so the caller's buffers and its Job on the stack are never touched after it
+ * returns; nothing -- no number of KeyboardInterrupts -- makes the caller leave earlier.
+ * fork(): a pthread_atfork prepare handler stops the helpers and joins them before the fork,
+ * so the child (and Python 3.12+'s check for other threads) finds none; the child handler
+ * resets the pool. One copy at a time uses the pool: a copy that finds it in use (another
+ * Python thread's copy, without the GIL) runs on its own thread.
+ *
+ * Two fork() calls at once (glibc 2.35+ runs their prepare handlers concurrently) are
+ * serialized by lzb_fork_lock; the handlers are registered at import. A helper leaves a job
+ * after its current block once a fork is stopping the pool, so a fork never waits for the
+ * rest of another thread's copy. On a machine with one usable CPU helpers do not spin
+ * (HELPER_SPIN_US is 0 there). Helpers are named "lazybcast-help" on Linux.
+ */
+#ifndef LAZYBCAST_KERNELS_POOL_H
+#define LAZYBCAST_KERNELS_POOL_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sched.h>
+#include <time.h>
+
+#define LZB_SPIN_MIN_NS 50000LL     /* 50 us: covers the Python between two calls */
+#define LZB_SPIN_MAX_NS 1000000LL   /* 1 ms by default (lzb_set_helper_spin) */
+
+enum { LZB_SLOT_NONE = 0, LZB_SLOT_RUNNING = 1, LZB_SLOT_EXITED = 2 };
+
+typedef struct {
+    int started;   /* helpers engaged in this call's job */
+} lzb_team;
+
+typedef struct {
+    pthread_mutex_t lock;
+    void (*fn)(void *);           /* the job on offer, NULL when none */
+    void *arg;
+    int want;                     /* helpers the job still takes */
+    int active;                   /* helpers inside fn (atomic; changed under lock) */
+    unsigned long gen;            /* bumped for each job (atomic; changed under lock) */
+    int busy;                     /* a caller owns the pool */
+    int stop;                     /* helpers leave now (atomic; the fork handler) */
+    long long spin_max_ns;        /* (atomic reads while spinning) */
+    long long spin_min_ns;
+    long long delay_ns;           /* test hook: a helper waits this long before taking a job */
+    long long delay_in_ns;        /* test hook: ... and this long after taking it */
+    unsigned long taken;          /* shares of jobs taken by helpers, ever (test hook) */
+    int slots;                    /* slots ever used: state[k] is NONE for k >= slots */
+    int state[LZB_TEAM_MAX];      /* LZB_SLOT_* */
+    unsigned long seen0[LZB_TEAM_MAX];  /* gen when the slot's thread was started */
+    pthread_t thread[LZB_TEAM_MAX];
+} lzb_pool_t;
+
+static lzb_pool_t lzb_pool = {PTHREAD_MUTEX_INITIALIZER, NULL, NULL, 0, 0, 0, 0, 0,
+                              LZB_SPIN_MAX_NS, LZB_SPIN_MIN_NS, 0, 0, 0, 0};
+static pthread_once_t lzb_pool_once = PTHREAD_ONCE_INIT;
+/* Held from the prepare handler to the parent's: glibc 2.35+ runs the prepare handlers of
+ * two concurrent fork() calls at the same time, and both would join the same helpers. */
+static pthread_mutex_t lzb_fork_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static inline long long lzb_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static inline void lzb_sleep_ns(long long ns) {
+    struct timespec d;
+    d.tv_sec = (time_t)(ns / 1000000000LL);
+    d.tv_nsec = (long)(ns % 1000000000LL);
+    while (nanosleep(&d, &d) != 0) {}
+}
+
+static inline void lzb_pause(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static void *lzb_pool_main(void *p) {
+    int slot = (int)(intptr_t)p;
+    unsigned long seen;
+    long long spin, t0, took, delay;
+    void (*fn)(void *);
+    void *arg;
+    unsigned k;
+#if defined(__linux__)
+    pthread_setname_np(pthread_self(), "lazybcast-help");  /* (in top, py-spy, /proc) */
+#endif
+    pthread_mutex_lock(&lzb_pool.lock);
+    seen = lzb_pool.seen0[slot];
+    spin = lzb_pool.spin_max_ns;
+    pthread_mutex_unlock(&lzb_pool.lock);
+    for (;;) {
+        t0 = lzb_now_ns();
+        for (k = 1; __atomic_load_n(&lzb_pool.gen, __ATOMIC_ACQUIRE) == seen
+                    && !__atomic_load_n(&lzb_pool.stop, __ATOMIC_ACQUIRE); k++) {
+            lzb_pause();
+            if ((k & 63) == 0) {  /* (a new, lower maximum applies at once) */
+                long long max = __atomic_load_n(&lzb_pool.spin_max_ns, __ATOMIC_RELAXED);
+                if (lzb_now_ns() - t0 >= (spin < max ? spin : max)) break;
+            }
+        }
+        delay = __atomic_load_n(&lzb_pool.delay_ns, __ATOMIC_RELAXED);
+        if (delay > 0) lzb_sleep_ns(delay);
+        pthread_mutex_lock(&lzb_pool.lock);
+        if (lzb_pool.stop || lzb_pool.gen == seen) {  /* stopped, or no copy came: leave */
+            lzb_pool.state[slot] = LZB_SLOT_EXITED;
+            pthread_mutex_unlock(&lzb_pool.lock);
+            return NULL;
+        }
+        seen = lzb_pool.gen;
+        if (lzb_pool.fn == NULL || lzb_pool.want <= 0) {  /* enough helpers took it */
+            spin = lzb_pool.spin_min_ns;
+            pthread_mutex_unlock(&lzb_pool.lock);
+            continue;
+        }
+        fn = lzb_pool.fn;
+        arg = lzb_pool.arg;
+        lzb_pool.want--;
+        lzb_pool.taken++;
+        __atomic_store_n(&lzb_pool.active, lzb_pool.active + 1, __ATOMIC_RELEASE);
+        delay = lzb_pool.delay_in_ns;
+        pthread_mutex_unlock(&lzb_pool.lock);
+        if (delay > 0) lzb_sleep_ns(delay);
+        t0 = lzb_now_ns();
+        fn(arg);
+        took = lzb_now_ns() - t0;
+        pthread_mutex_lock(&lzb_pool.lock);
+        __atomic_store_n(&lzb_pool.active, lzb_pool.active - 1, __ATOMIC_RELEASE);
+        spin = took < lzb_pool.spin_min_ns ? lzb_pool.spin_min_ns : took;
+        pthread_mutex_unlock(&lzb_pool.lock);
+    }
+}
+
+/* fork(): stop every helper and join it (prepare); keep the pool stopped until the fork is
+ * done, then reopen it (parent) or start it afresh (child, which has none of the threads). */
+static void lzb_pool_prepare(void) {
+    int slot[LZB_TEAM_MAX];
+    int k, n = 0;
+    pthread_mutex_lock(&lzb_fork_lock);  /* released by the parent handler */
+    pthread_mutex_lock(&lzb_pool.lock);
+    __atomic_store_n(&lzb_pool.stop, 1, __ATOMIC_RELEASE);  /* no thread starts from now */
+    for (k = 0; k < lzb_pool.slots; k++)
+        if (lzb_pool.state[k] != LZB_SLOT_NONE) slot[n++] = k;
+    pthread_mutex_unlock(&lzb_pool.lock);
+    /* (a helper needs the lock to leave: not held while joining) */
+    for (k = 0; k < n; k++) pthread_join(lzb_pool.thread[slot[k]], NULL);
+    pthread_mutex_lock(&lzb_pool.lock);
+    for (k = 0; k < n; k++) lzb_pool.state[slot[k]] = LZB_SLOT_NONE;
+    pthread_mutex_unlock(&lzb_pool.lock);
+}
+
+static void lzb_pool_parent(void) {
+    pthread_mutex_lock(&lzb_pool.lock);
+    __atomic_store_n(&lzb_pool.stop, 0, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&lzb_pool.lock);
+    pthread_mutex_unlock(&lzb_fork_lock);
+}
+
+static void lzb_pool_child(void) {
+    long long spin = lzb_pool.spin_max_ns, spin_min = lzb_pool.spin_min_ns;
+    unsigned long gen = lzb_pool.gen;
+    memset(&lzb_pool, 0, sizeof lzb_pool);
+    pthread_mutex_init(&lzb_pool.lock, NULL);
+    pthread_mutex_init(&lzb_fork_lock, NULL);
+    lzb_pool.spin_max_ns = spin;
+    lzb_pool.spin_min_ns = spin_min;
+    lzb_pool.gen = gen;  /* (delay_ns and taken restart at 0) */
+}
+
+static void lzb_pool_register(void) {
+    pthread_atfork(lzb_pool_prepare, lzb_pool_parent, lzb_pool_child);
+}
+
+/* Register the fork handlers: at import (under the import lock, which os.fork() also
+ * takes), so that no fork can start before they are in place and miss them. */
+static inline void lzb_pool_init(void) {
+    pthread_once(&lzb_pool_once, lzb_pool_register);
+}
+
+/* Whether the fork handler is stopping the helpers: a helper then leaves the job after its
+ * current block (the caller, who may be waiting for the GIL, does the rest). */
+static inline int lzb_pool_stopping(void) {
+    return __atomic_load_n(&lzb_pool.stop, __ATOMIC_ACQUIRE);
+}
+
+/* Offer fn(arg) to up to n helpers (started if not running); returns how many take part
+ * (0 if another copy holds the pool or no thread could be started: the caller's own loop
+ * then does all the work). Every helper that takes part runs fn(arg) to its end; the
+ * caller must call lzb_team_join before its job goes away. */
+static inline int lzb_team_start(lzb_team *team, int n, void (*fn)(void *), void *arg) {
+    int k, started = 0;
+    team->started = 0;
+    if (n <= 0) return 0;
+    if (n > LZB_TEAM_MAX) n = LZB_TEAM_MAX;
+    pthread_once(&lzb_pool_once, lzb_pool_register);
+    pthread_mutex_lock(&lzb_pool.lock);
+    if (lzb_pool.busy || lzb_pool.stop) {
+        pthread_mutex_unlock(&lzb_pool.lock);
+        return 0;
+    }
+    lzb_pool.busy = 1;
+    for (k = 0; k < lzb_pool.slots; k++) {  /* helpers gone: reap them (they hold stacks) */
+        if (lzb_pool.state[k] == LZB_SLOT_EXITED) {
+            pthread_join(lzb_pool.thread[k], NULL);
+            lzb_pool.state[k] = LZB_SLOT_NONE;
+        }
+    }
+    for (k = 0; k < n; k++) {
+        if (lzb_pool.state[k] == LZB_SLOT_NONE) {
+            sigset_t all, old;
+            int failed;
+            lzb_pool.seen0[k] = lzb_pool.gen;
+            sigfillset(&all);
+            pthread_sigmask(SIG_BLOCK, &all, &old);
+            failed = pthread_create(&lzb_pool.thread[k], NULL, lzb_pool_main,
+                                    (void *)(intptr_t)k);
+            pthread_sigmask(SIG_SETMASK, &old, NULL);
+            if (failed) break;
+            lzb_pool.state[k] = LZB_SLOT_RUNNING;
+            if (k >= lzb_pool.slots) lzb_pool.slots = k + 1;
+        }
+        started++;
+    }
+    if (started == 0) {
+        lzb_pool.busy = 0;
+        pthread_mutex_unlock(&lzb_pool.lock);
+        return 0;
+    }
+    lzb_pool.fn = fn;
+    lzb_pool.arg = arg;
+    lzb_pool.want = started;
+    __atomic_store_n(&lzb_pool.gen, lzb_pool.gen + 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&lzb_pool.lock);
+    team->started = started;
+    return started;
+}
+
+/* Withdraw the job and wait until no helper is inside it (no GIL needed; not
+ * interruptible). A helper that had not taken the job by now never will; one inside it
+ * finishes at most its current block. The wait spins for 2 ms, then sleeps in steps. */
+static inline void lzb_team_join(lzb_team *team) {
+    long long t0;
+    unsigned k;
+    if (!team->started) return;
+    pthread_mutex_lock(&lzb_pool.lock);
+    lzb_pool.fn = NULL;
+    lzb_pool.arg = NULL;
+    lzb_pool.want = 0;
+    pthread_mutex_unlock(&lzb_pool.lock);
+    /* A helper inside the job finishes at most the block it is in (the caller cancelled
+     * the job or took the last block): spin, then yield the CPU if it takes long. */
+    t0 = lzb_now_ns();
+    for (k = 1; __atomic_load_n(&lzb_pool.active, __ATOMIC_ACQUIRE) > 0; k++) {
+        if ((k & 63) == 0 && lzb_now_ns() - t0 > 2000000LL)
+            lzb_sleep_ns(20000);  /* past a block's time (<= 4 MiB): a helper without a CPU */
+        else
+            lzb_pause();
+    }
+    pthread_mutex_lock(&lzb_pool.lock);
+    lzb_pool.busy = 0;
+    pthread_mutex_unlock(&lzb_pool.lock);
+    team->started = 0;
+}
+
+/* How long helpers spin after a share of work: as long as it took, at least min_ns, at
+ * most max_ns (0: they leave at once). A spinning helper sees a new max_ns at once. */
+static inline void lzb_set_helper_spin(long long max_ns, long long min_ns) {
+    if (max_ns < 0) max_ns = 0;
+    if (min_ns < 0) min_ns = 0;
+    pthread_mutex_lock(&lzb_pool.lock);
+    __atomic_store_n(&lzb_pool.spin_max_ns, max_ns, __ATOMIC_RELAXED);
+    lzb_pool.spin_min_ns = min_ns < max_ns ? min_ns : max_ns;
+    pthread_mutex_unlock(&lzb_pool.lock);
+}
+
+static inline long long lzb_helper_spin(void) { return lzb_pool.spin_max_ns; }
+
+/* Test hook: helpers wait delay_ns before taking a job; returns the shares taken so far. */
+static inline unsigned long lzb_helper_delay(long long delay_ns, long long delay_in_ns) {
+    unsigned long taken;
+    pthread_mutex_lock(&lzb_pool.lock);
+    if (delay_ns >= 0) __atomic_store_n(&lzb_pool.delay_ns, delay_ns, __ATOMIC_RELAXED);
+    if (delay_in_ns >= 0) lzb_pool.delay_in_ns = delay_in_ns;
+    taken = lzb_pool.taken;
+    pthread_mutex_unlock(&lzb_pool.lock);
+    return taken;
+}
+
+/* Helper threads alive now (spinning or working). */
+static inline int lzb_helpers_alive(void) {
+    int k, n = 0;
+    pthread_mutex_lock(&lzb_pool.lock);
+    for (k = 0; k < lzb_pool.slots; k++) n += lzb_pool.state[k] == LZB_SLOT_RUNNING;
+    pthread_mutex_unlock(&lzb_pool.lock);
+    return n;
+}
+
+#endif /* LAZYBCAST_KERNELS_POOL_H */
