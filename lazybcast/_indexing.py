@@ -138,7 +138,7 @@ def index(source, shape, key):
         )
     fill = ndim - consumed
     if advanced:
-        result = _one_array(source, shape, entries)
+        result = _one_array(source, shape, entries, fill)
         if result is not None:
             return result
         if source.dtype.hasobject and source.dtype.type is not np.object_:
@@ -166,22 +166,33 @@ def _flat_intp(arr):
     return arr
 
 
-def _one_array(source, shape, entries):
-    """The commonest gather, ``view[idx]`` or ``view[:, idx]`` (one integer array, every other
-    entry a whole slice): straight to the kernel, or None for any other key."""
+def _one_array(source, shape, entries, fill):
+    """The commonest gathers, ``view[idx]``, ``view[:, idx]``, ``view[idx, a:b]`` (one integer
+    array, every other entry a slice or ``...``): the slices make an intermediate lazy view,
+    then straight to the kernel; None for any other key."""
     pos = -1
     arr = None
-    for k, (kind, value) in enumerate(entries):
+    axis = 0
+    whole = True
+    for kind, value in entries:
         if kind == _ARRAY and arr is None and value.dtype.kind != "b" and value.ndim:
             arr = value
-            pos = k
-        elif not (kind == _SLICE and value.start is None and value.stop is None
-                  and value.step is None):
+            pos = axis
+            axis += 1
+        elif kind == _SLICE:
+            whole = whole and value.start is None and value.stop is None and value.step is None
+            axis += 1
+        elif kind == _ELLIPSIS:
+            axis += fill
+        else:
             return None
     dtype = source.dtype
     if arr is None or len(shape) - 1 + arr.ndim > _MAXDIMS or (
             dtype.hasobject and dtype.type is not np.object_):
         return None
+    if not whole:  # the slices first: a lazy view, the array's axis kept whole
+        source, shape = _basic(source, shape, [(_SLICE, _FULL) if kind == _ARRAY else
+                                               (kind, value) for kind, value in entries], fill)
     out = np.empty(tuple(shape[:pos]) + arr.shape + tuple(shape[pos + 1:]), dtype=dtype)
     _kernels.gather(source, shape, (pos,), [_flat_intp(arr)], out, pos,
                     out.ndim - len(shape) + 1, (pos,))
@@ -357,6 +368,57 @@ def _advanced(source, shape, entries, fill):
         if nb:
             np.copyto(result.reshape(vshape), np.broadcast_to(vsource, vshape))
         return result
+    if nb >= 64 and len(result.shape) and result.size <= nb * 16:
+        small = _on_broadcast_axes(vsource, vshape, arrays, positions, report_axes, bshape)
+        if small is not None:
+            # The values of index arrays on broadcast axes do not matter once checked: gather
+            # with the index shape the others need, then broadcast that into the result.
+            arrays, sbshape = small
+            part = np.empty(tuple(res[:res_pos]) + sbshape + tuple(res[res_pos:]),
+                            dtype=vsource.dtype)
+            _gather(vsource, vshape, arrays, positions, report_axes, sbshape, part, rest,
+                    k_pos, n_new)
+            return _kernels.copy_broadcast(part, result)
+    return _gather(vsource, vshape, arrays, positions, report_axes, bshape, result, rest, k_pos,
+                   n_new)
+
+
+def _on_broadcast_axes(vsource, vshape, arrays, positions, report_axes, bshape):
+    """Index arrays on axes that the intermediate view broadcasts (its source has one element
+    there) select that element whatever their values. If dropping them shrinks the broadcast
+    index shape, check their bounds (``IndexError`` as the kernel raises it) and return the
+    arrays to gather with (zeros in their place) and that smaller index shape, of the same
+    rank; else None."""
+    kept = []
+    dropped = []
+    for k, arr in enumerate(arrays):
+        if type(arr) is int:
+            continue  # already checked; adds nothing to the index shape
+        (dropped if vsource.shape[positions[k]] == 1 else kept).append(k)
+    if not dropped:
+        return None
+    shapes = [arrays[k].shape for k in kept]
+    sbshape = np.broadcast_shapes(*shapes) if shapes else ()
+    sbshape = (1,) * (len(bshape) - len(sbshape)) + tuple(sbshape)
+    if sbshape == tuple(bshape):
+        return None
+    for k in dropped:
+        arr = arrays[k]
+        n = vshape[positions[k]]
+        bad = (arr < -n) | (arr >= n)
+        if bad.any():
+            raise IndexError(f"index {arr[bad].flat[0]} is out of bounds for axis "
+                             f"{report_axes[k]} with size {n}")
+    zeros = np.zeros(sbshape, dtype=np.intp)
+    return [zeros if k in dropped else arr for k, arr in enumerate(arrays)], sbshape
+
+
+def _gather(vsource, vshape, arrays, positions, report_axes, bshape, result, rest, k_pos, n_new):
+    """Gather into ``result``: the index arrays (or ints) broadcast to ``bshape``, taking the
+    intermediate view's axes ``positions``; its other axes ``rest``."""
+    nb = 1
+    for n in bshape:
+        nb *= n
     flat = []
     for arr in arrays:  # bounds are checked (and negatives wrapped) by the kernel
         if type(arr) is int:

@@ -249,6 +249,30 @@ def test_advanced_and_mixed_keys_match_numpy(data):
 
 
 @given(st.data())
+def test_outer_index_arrays_on_broadcast_axes_match_numpy(data):
+    """np.ix_-style keys whose arrays index broadcast axes (their values select the one source
+    element there, once checked): gathered at the smaller index shape the other arrays need,
+    then broadcast into the result. Large enough index shapes to take that path; negative
+    indices, a None, non-adjacent arrays and out-of-bounds values on broadcast axes."""
+    shape = tuple(data.draw(st.lists(st.integers(1, 40), min_size=2, max_size=4)))
+    src_shape = tuple(n if data.draw(st.booleans()) else 1 for n in shape)
+    source = _values(int(np.prod(src_shape)), np.dtype(np.int32)).reshape(src_shape)
+    axes = sorted(data.draw(st.lists(st.integers(0, len(shape) - 1), min_size=2,
+                                     max_size=len(shape), unique=True)))
+    arrays = [np.array(data.draw(st.lists(st.integers(-shape[a], shape[a] - 1), min_size=8,
+                                          max_size=70)), dtype=np.intp) for a in axes]
+    if data.draw(st.integers(0, 5)) == 0:  # one value out of bounds
+        k = data.draw(st.integers(0, len(axes) - 1))
+        arrays[k][data.draw(st.integers(0, len(arrays[k]) - 1))] = shape[axes[k]] + 3
+    key = [slice(None)] * len(shape)
+    for a, arr in zip(axes, np.ix_(*arrays)):
+        key[a] = arr
+    if data.draw(st.booleans()):
+        key.insert(data.draw(st.integers(0, len(key))), None)
+    check(source, shape, tuple(key))
+
+
+@given(st.data())
 def test_all_int_keys_give_numpys_scalar(data):
     source, shape = data.draw(views(max_dims=3))
     assume(all(shape))
