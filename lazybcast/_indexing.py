@@ -368,7 +368,7 @@ def _advanced(source, shape, entries, fill):
         if nb:
             np.copyto(result.reshape(vshape), np.broadcast_to(vsource, vshape))
         return result
-    if nb >= 64 and len(result.shape) and result.size <= nb * 16:
+    if nb >= 64 and result.size <= nb * 16:
         small = _on_broadcast_axes(vsource, vshape, arrays, positions, report_axes, bshape)
         if small is not None:
             # The values of index arrays on broadcast axes do not matter once checked: gather
@@ -403,14 +403,25 @@ def _on_broadcast_axes(vsource, vshape, arrays, positions, report_axes, bshape):
     if sbshape == tuple(bshape):
         return None
     for k in dropped:
-        arr = arrays[k]
-        n = vshape[positions[k]]
-        bad = (arr < -n) | (arr >= n)
-        if bad.any():
-            raise IndexError(f"index {arr[bad].flat[0]} is out of bounds for axis "
-                             f"{report_axes[k]} with size {n}")
+        if _first_out_of_bounds(arrays[k], vshape[positions[k]]) is not None:
+            # Raise for the first array in key order with a bad value, as the kernel would
+            # (the arrays it would check before this one included).
+            for j, arr in enumerate(arrays):
+                n = vshape[positions[j]]
+                bad = None if type(arr) is int else _first_out_of_bounds(arr, n)
+                if bad is not None:
+                    raise IndexError(f"index {bad} is out of bounds for axis {report_axes[j]} "
+                                     f"with size {n}")
     zeros = np.zeros(sbshape, dtype=np.intp)
     return [zeros if k in dropped else arr for k, arr in enumerate(arrays)], sbshape
+
+
+def _first_out_of_bounds(arr, n):
+    """The first value of index array ``arr`` (read as intp, as the kernel reads it: uint64
+    2**64 - 1 is -1) outside ``[-n, n)``, or None."""
+    values = _flat_intp(arr.reshape(-1))
+    bad = (values < -n) | (values >= n)
+    return int(values[bad][0]) if bad.any() else None
 
 
 def _gather(vsource, vshape, arrays, positions, report_axes, bshape, result, rest, k_pos, n_new):

@@ -274,6 +274,12 @@ def _transpose_stage(nbytes=None):
     return _transpose_stage_bytes
 
 
+def _transposes_staged():
+    """Test hook: how many transposing planes (or blocks of one) went through a staging
+    block in this process."""
+    return _staged_planes
+
+
 def _helpers_alive():
     """Test hook: helper threads alive now (spinning after a copy, or in one)."""
     return lzb_helpers_alive()

@@ -43,6 +43,10 @@ cdef void _tiles(const Plan* p, const char* src, char* dst) noexcept nogil:
         i += tile
 
 
+#: Planes transposed through a staging block in this process (atomic; a test hook reads it).
+cdef intp_t _staged_planes = 0
+
+
 cdef bint _tiles_staged(const Plan* p, intp_t tile, const char* src, char* dst) noexcept nogil:
     """A transpose whose output is streamed (too large for the cache), with rows contiguous
     on both sides: through a staging block of about TRANSPOSE_STAGE_BYTES, written out in
@@ -56,12 +60,15 @@ cdef bint _tiles_staged(const Plan* p, intp_t tile, const char* src, char* dst) 
     cdef int done
     if size > 16 or size & (size - 1) or cols < tile or p.shape[a] < tile or p.shape[b] < 2 * tile:
         return False
+    cols = min(cols, (p.shape[b] + tile - 1) // tile * tile)  # no wider than the plane
     stage = <char*>malloc(tile * (tile + cols) * size)
     if stage == NULL:
         return False
     done = lzb_transpose_staged(src, p.sstride[b], dst, p.dstride[a], p.shape[a], p.shape[b],
                                 size, tile, stage, cols)
     free(stage)
+    if done:
+        lzb_next_item(&_staged_planes)
     return done
 
 

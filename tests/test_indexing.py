@@ -261,15 +261,30 @@ def test_outer_index_arrays_on_broadcast_axes_match_numpy(data):
                                      max_size=len(shape), unique=True)))
     arrays = [np.array(data.draw(st.lists(st.integers(-shape[a], shape[a] - 1), min_size=8,
                                           max_size=70)), dtype=np.intp) for a in axes]
-    if data.draw(st.integers(0, 5)) == 0:  # one value out of bounds
+    for _ in range(data.draw(st.integers(0, 2))):  # values out of bounds
         k = data.draw(st.integers(0, len(axes) - 1))
         arrays[k][data.draw(st.integers(0, len(arrays[k]) - 1))] = shape[axes[k]] + 3
+    # other index types: as NumPy reads them (uint64 2**64 - 1 is -1)
+    dtype = data.draw(st.sampled_from([np.intp, np.int16, np.uint64]))
+    arrays = [arr.astype(dtype) for arr in arrays]
     key = [slice(None)] * len(shape)
     for a, arr in zip(axes, np.ix_(*arrays)):
         key[a] = arr
     if data.draw(st.booleans()):
         key.insert(data.draw(st.integers(0, len(key))), None)
     check(source, shape, tuple(key))
+
+
+def test_out_of_bounds_arrays_are_reported_in_key_order_as_numpy_does():
+    """Arrays on broadcast axes are checked apart from the others, yet the error names the
+    first bad array in key order, as NumPy's does."""
+    source = np.arange(5).reshape(5, 1)
+    key = (np.full((70, 1), 9), np.arange(70)[None] + 200)  # both out of bounds
+    with pytest.raises(IndexError) as numpy_error:
+        np.broadcast_to(source, (5, 100))[key]
+    with pytest.raises(IndexError) as ours:
+        lazybcast.broadcast_to(source, (5, 100))[key]
+    assert str(ours.value) == str(numpy_error.value)
 
 
 @given(st.data())

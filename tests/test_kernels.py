@@ -343,7 +343,11 @@ def test_large_transposing_copy_with_streaming_stores(dtype, cols, stage, transp
     view = lazybcast.broadcast_to(source, shape)
     assert view.nbytes >= _kernels.stream_threshold()
     for threads in (1, 2):
+        staged = _kernels._transposes_staged()
         _assert_same_bytes(view.materialize(threads=threads), _expected(source, shape))
+        # items of 1-16 bytes with a staging block take it; others, and no block, do not
+        takes = stage != 0 and np.dtype(dtype).itemsize in (1, 2, 4, 8, 16)
+        assert (_kernels._transposes_staged() > staged) == takes
 
 
 def test_large_transposes_of_strided_and_broadcast_sources(transpose_stage):
@@ -362,7 +366,10 @@ def test_large_transposes_of_strided_and_broadcast_sources(transpose_stage):
         view = lazybcast.broadcast_to(source, shape)
         assert view.nbytes >= _kernels.stream_threshold()
         for threads in (1, 2):
+            staged = _kernels._transposes_staged()
             _assert_same_bytes(view.materialize(threads=threads), _expected(source, shape))
+            # only the repeated planes have contiguous rows on both sides and a tile's size
+            assert (_kernels._transposes_staged() > staged) == (source.ndim == 3)
 
 
 def test_transpose_stage_hook_rejects_negative_sizes():
