@@ -369,7 +369,7 @@ def _advanced(source, shape, entries, fill):
             np.copyto(result.reshape(vshape), np.broadcast_to(vsource, vshape))
         return result
     if nb >= 64 and result.size <= nb * 16:
-        small = _on_broadcast_axes(vsource, vshape, arrays, positions, report_axes, bshape)
+        small = _on_broadcast_axes(vsource, vshape, arrays, positions, bshape)
         if small is not None:
             # The values of index arrays on broadcast axes do not matter once checked: gather
             # with the index shape the others need, then broadcast that into the result.
@@ -383,12 +383,12 @@ def _advanced(source, shape, entries, fill):
                    n_new)
 
 
-def _on_broadcast_axes(vsource, vshape, arrays, positions, report_axes, bshape):
+def _on_broadcast_axes(vsource, vshape, arrays, positions, bshape):
     """Index arrays on axes that the intermediate view broadcasts (its source has one element
     there) select that element whatever their values. If dropping them shrinks the broadcast
-    index shape, check their bounds (``IndexError`` as the kernel raises it) and return the
-    arrays to gather with (zeros in their place) and that smaller index shape, of the same
-    rank; else None."""
+    index shape and their values are in bounds, return the arrays to gather with (zeros in
+    their place) and that smaller index shape, of the same rank; else None (the whole gather
+    then runs, and raises for a bad value as NumPy does)."""
     kept = []
     dropped = []
     for k, arr in enumerate(arrays):
@@ -403,25 +403,17 @@ def _on_broadcast_axes(vsource, vshape, arrays, positions, report_axes, bshape):
     if sbshape == tuple(bshape):
         return None
     for k in dropped:
-        if _first_out_of_bounds(arrays[k], vshape[positions[k]]) is not None:
-            # Raise for the first array in key order with a bad value, as the kernel would
-            # (the arrays it would check before this one included).
-            for j, arr in enumerate(arrays):
-                n = vshape[positions[j]]
-                bad = None if type(arr) is int else _first_out_of_bounds(arr, n)
-                if bad is not None:
-                    raise IndexError(f"index {bad} is out of bounds for axis {report_axes[j]} "
-                                     f"with size {n}")
+        if _out_of_bounds(arrays[k], vshape[positions[k]]):
+            return None  # the whole gather raises it, naming the first bad array in key order
     zeros = np.zeros(sbshape, dtype=np.intp)
     return [zeros if k in dropped else arr for k, arr in enumerate(arrays)], sbshape
 
 
-def _first_out_of_bounds(arr, n):
-    """The first value of index array ``arr`` (read as intp, as the kernel reads it: uint64
-    2**64 - 1 is -1) outside ``[-n, n)``, or None."""
+def _out_of_bounds(arr, n):
+    """Whether index array ``arr`` (read as intp, as the kernel reads it: uint64 2**64 - 1 is
+    -1) has a value outside ``[-n, n)``."""
     values = _flat_intp(arr.reshape(-1))
-    bad = (values < -n) | (values >= n)
-    return int(values[bad][0]) if bad.any() else None
+    return bool(((values < -n) | (values >= n)).any())
 
 
 def _gather(vsource, vshape, arrays, positions, report_axes, bshape, result, rest, k_pos, n_new):

@@ -26,8 +26,10 @@ between them is a direct C call, inlined where marked ``inline``):
 ``_kernels_gather.pxi``     ``gather``: index arrays to a table of offsets, then a plan
 ``_kernels_simd.h``         the vector code (SSE2, SSSE3, AVX2 chosen at run time): streaming
                             stores, repeated-item rows, reversed runs
-``_kernels_simd_layout.h``  the vector code of layout changes: image channels, transposed tile
-                            write-out, and the shuffle masks' set-up at import
+``_kernels_simd_layout.h``  the vector code of image channels (CHW <-> HWC), and the shuffle
+                            masks' set-up at import
+``_kernels_simd_tiles.h``   the vector code of transposing tiles: register-transposed
+                            write-out, the staging block of large transposes
 ``_kernels_team.h``         helper threads: the API the job uses, the atomic block counter,
                             Windows' threads started and joined per copy
 ``_kernels_pool.h``         the POSIX helper pool (helpers that spin briefly after a copy),
@@ -102,6 +104,8 @@ cdef extern from "_kernels_simd_layout.h":
     int lzb_channels(char* dst, intp_t dplane, const char* src, intp_t splane, intp_t n,
                      intp_t c, intp_t size, bint interleave) noexcept nogil
     void lzb_kernels_init() noexcept nogil
+
+cdef extern from "_kernels_simd_tiles.h":
     int lzb_scatter_transposed(const char* buf, intp_t ni, intp_t nj, char* dst, intp_t da,
                                intp_t size, bint stream) noexcept nogil
     int lzb_transpose_staged(const char* src, intp_t sb, char* dst, intp_t da, intp_t ni,
