@@ -57,6 +57,9 @@ KERNEL_PARTS = [
      ("machine", "plan", "rows", "tiles", "walk", "job", "gather")]
 
 
+VIEW_PARTS = ["lazybcast/_view_basic_key.pxi", "lazybcast/_view_gather_key.pxi"]
+
+
 def extension(name, suffix=".pyx"):
     return Extension(
         f"lazybcast.{name}",
@@ -65,7 +68,7 @@ def extension(name, suffix=".pyx"):
         define_macros=macros,
         extra_compile_args=compile_args,
         extra_link_args=link_args,
-        depends={"_kernels": KERNEL_PARTS, "_view": ["lazybcast/_view_basic_key.pxi"]}.get(name, []),
+        depends={"_kernels": KERNEL_PARTS, "_view": VIEW_PARTS}.get(name, []),
     )
 
 
@@ -79,6 +82,7 @@ setup(
             extension("_rules", ".py"),
             extension("_api", ".py"),
             extension("_indexing", ".py"),
+            extension("_gather", ".py"),
         ],
         compiler_directives=directives,
     ),

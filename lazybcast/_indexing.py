@@ -7,9 +7,9 @@ is broadcast keeps its single source element whatever the key asks of it. The re
 NumPy's.
 
 Advanced indexing (integer arrays, boolean masks) applies the basic part of the key lazily, then
-gathers only the selected elements with :func:`lazybcast._kernels.gather`. The result's layout
-follows NumPy: the broadcast index dimensions replace the indexed axes when those are adjacent
-in the key, and go first otherwise.
+gathers only the selected elements (:func:`lazybcast._gather.gather`, which reads each repeated
+part of the result from the source once). The result's layout follows NumPy: the broadcast index
+dimensions replace the indexed axes when those are adjacent in the key, and go first otherwise.
 """
 
 import operator
@@ -17,7 +17,7 @@ import sys
 
 import numpy as np
 
-from lazybcast import _kernels
+from lazybcast import _gather
 
 __all__ = ["index"]
 
@@ -26,7 +26,6 @@ _NEW, _ELLIPSIS, _SLICE, _INT, _ARRAY, _BOOL0 = range(6)
 _INTP_MAX = sys.maxsize
 _INTP_MIN = -sys.maxsize - 1
 _MAXDIMS = 64
-_INTP_NUM = np.dtype(np.intp).num
 
 _INVALID = (
     "only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and integer or "
@@ -155,17 +154,6 @@ def index(source, shape, key):
 _FULL = slice(None)
 
 
-def _flat_intp(arr):
-    """``arr`` as the kernel takes an index array: 1-D, C-contiguous, aligned native intp."""
-    if arr.ndim != 1 or arr.dtype.num != _INTP_NUM or not arr.dtype.isnative \
-            or not arr.flags.c_contiguous \
-            or not arr.flags.aligned:  # (dtype.num: int64 'q' equals intp, yet is another type)
-        flat = np.empty(arr.size, dtype=np.intp)  # (np.require may keep 'q' as it is)
-        flat.reshape(arr.shape)[...] = arr
-        arr = flat
-    return arr
-
-
 def _one_array(source, shape, entries, fill):
     """The commonest gathers, ``view[idx]``, ``view[:, idx]``, ``view[idx, a:b]`` (one integer
     array, every other entry a slice or ``...``): the slices make an intermediate lazy view,
@@ -194,9 +182,7 @@ def _one_array(source, shape, entries, fill):
         source, shape = _basic(source, shape, [(_SLICE, _FULL) if kind == _ARRAY else
                                                (kind, value) for kind, value in entries], fill)
     out = np.empty(tuple(shape[:pos]) + arr.shape + tuple(shape[pos + 1:]), dtype=dtype)
-    _kernels.gather(source, shape, (pos,), [_flat_intp(arr)], out, pos,
-                    out.ndim - len(shape) + 1, (pos,))
-    return out
+    return _gather.gather(source, shape, [arr], [pos], (pos,), arr.shape, out, pos)
 
 
 def _basic(source, shape, entries, fill):
@@ -344,16 +330,7 @@ def _advanced(source, shape, entries, fill):
         )
     shapes = [a.shape for a in arrays if type(a) is not int]
     shapes.extend((1,) if b else (0,) for b in bools)
-    if len(shapes) == 1:
-        bshape = shapes[0]
-    else:
-        try:
-            bshape = np.broadcast_shapes(*shapes)
-        except ValueError:
-            raise IndexError(
-                "shape mismatch: indexing arrays could not be broadcast together with shapes "
-                + " ".join(str(s) for s in shapes)
-            ) from None
+    bshape = _gather.broadcast_shape(shapes)
     nb = 1
     for n in bshape:
         nb *= n
@@ -368,72 +345,5 @@ def _advanced(source, shape, entries, fill):
         if nb:
             np.copyto(result.reshape(vshape), np.broadcast_to(vsource, vshape))
         return result
-    if nb >= 64 and result.size <= nb * 16:
-        small = _on_broadcast_axes(vsource, vshape, arrays, positions, bshape)
-        if small is not None:
-            # The values of index arrays on broadcast axes do not matter once checked: gather
-            # with the index shape the others need, then broadcast that into the result.
-            arrays, sbshape = small
-            part = np.empty(tuple(res[:res_pos]) + sbshape + tuple(res[res_pos:]),
-                            dtype=vsource.dtype)
-            _gather(vsource, vshape, arrays, positions, report_axes, sbshape, part, rest,
-                    k_pos, n_new)
-            return _kernels.copy_broadcast(part, result)
-    return _gather(vsource, vshape, arrays, positions, report_axes, bshape, result, rest, k_pos,
-                   n_new)
-
-
-def _on_broadcast_axes(vsource, vshape, arrays, positions, bshape):
-    """Index arrays on axes that the intermediate view broadcasts (its source has one element
-    there) select that element whatever their values. If dropping them shrinks the broadcast
-    index shape and their values are in bounds, return the arrays to gather with (zeros in
-    their place) and that smaller index shape, of the same rank; else None (the whole gather
-    then runs, and raises for a bad value as NumPy does)."""
-    kept = []
-    dropped = []
-    for k, arr in enumerate(arrays):
-        if type(arr) is int:
-            continue  # already checked; adds nothing to the index shape
-        (dropped if vsource.shape[positions[k]] == 1 else kept).append(k)
-    if not dropped:
-        return None
-    shapes = [arrays[k].shape for k in kept]
-    sbshape = np.broadcast_shapes(*shapes) if shapes else ()
-    sbshape = (1,) * (len(bshape) - len(sbshape)) + tuple(sbshape)
-    if sbshape == tuple(bshape):
-        return None
-    for k in dropped:
-        if _out_of_bounds(arrays[k], vshape[positions[k]]):
-            return None  # the whole gather raises it, naming the first bad array in key order
-    zeros = np.zeros(sbshape, dtype=np.intp)
-    return [zeros if k in dropped else arr for k, arr in enumerate(arrays)], sbshape
-
-
-def _out_of_bounds(arr, n):
-    """Whether index array ``arr`` (read as intp, as the kernel reads it: uint64 2**64 - 1 is
-    -1) has a value outside ``[-n, n)``."""
-    values = _flat_intp(arr.reshape(-1))
-    return bool(((values < -n) | (values >= n)).any())
-
-
-def _gather(vsource, vshape, arrays, positions, report_axes, bshape, result, rest, k_pos, n_new):
-    """Gather into ``result``: the index arrays (or ints) broadcast to ``bshape``, taking the
-    intermediate view's axes ``positions``; its other axes ``rest``."""
-    nb = 1
-    for n in bshape:
-        nb *= n
-    flat = []
-    for arr in arrays:  # bounds are checked (and negatives wrapped) by the kernel
-        if type(arr) is int:
-            arr = np.full(nb, arr, dtype=np.intp)
-        elif arr.shape != bshape:
-            arr = _flat_intp(np.broadcast_to(arr, bshape))
-        else:
-            arr = _flat_intp(arr)
-        flat.append(arr)
-    out = result
-    if n_new:
-        out = result.reshape(tuple(rest[:k_pos]) + bshape + tuple(rest[k_pos:]))
-    _kernels.gather(vsource, vshape, tuple(positions), flat, out, k_pos, len(bshape),
-                    tuple(report_axes))
-    return result
+    return _gather.gather(vsource, vshape, arrays, positions, report_axes, bshape, result,
+                          k_pos)

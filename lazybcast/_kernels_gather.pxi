@@ -123,9 +123,8 @@ def gather(cnp.ndarray src not None, tuple vshape not None, tuple axes not None,
                 if v < 0:
                     v += limit
                 if v < 0 or v >= limit:
-                    axis = d if report_axes is None else report_axes[j]
-                    raise IndexError(
-                        f"index {values[b]} is out of bounds for axis {axis} with size {limit}")
+                    _out_of_bounds(values[b], d if report_axes is None else report_axes[j],
+                                   limit)
                 offsets[b] += v * step
         if cnp.PyArray_SIZE(out) == 0:  # indices checked (as NumPy does), nothing to copy
             return out
@@ -137,3 +136,55 @@ def gather(cnp.ndarray src not None, tuple vshape not None, tuple axes not None,
     finally:
         free(offsets)
     return out
+
+
+cdef int _out_of_bounds(intp_t value, object axis, intp_t limit) except -1:
+    raise IndexError(f"index {value} is out of bounds for axis {axis} with size {limit}")
+
+
+def check_indices(list indices not None, tuple limits not None, tuple report_axes not None):
+    """check_indices(indices, limits, report_axes)
+
+    Raise ``IndexError`` as :func:`gather` does for the first value of ``indices[j]`` (aligned
+    C-contiguous native ``np.intp`` arrays, in key order) outside ``[-limits[j], limits[j])``,
+    naming axis ``report_axes[j]``. What a gather that reads fewer positions than the key
+    holds checks first, so that its errors are the whole gather's.
+    """
+    cdef Py_ssize_t j, n = len(indices)
+    cdef intp_t b, v, nb, limit
+    cdef const intp_t* values
+    cdef cnp.ndarray idx
+    if len(limits) != n or len(report_axes) != n:
+        raise ValueError(f"one limit and one axis per index array are needed, got {n} arrays, "
+                         f"{len(limits)} limits and {len(report_axes)} axes")
+    for j in range(n):
+        if not isinstance(indices[j], cnp.ndarray):
+            raise TypeError(f"indices[{j}] must be an ndarray, got {type(indices[j]).__name__}")
+        idx = indices[j]
+        if (cnp.PyArray_TYPE(idx) != cnp.NPY_INTP or not cnp.PyArray_ISNOTSWAPPED(idx)
+                or not cnp.PyArray_ISCARRAY_RO(idx)):
+            raise ValueError(f"indices[{j}] must be an aligned C-contiguous intp array, got "
+                             f"{idx.dtype} with flags {(<object>idx).flags!r}")
+        limit = limits[j]
+        if limit < 0:
+            raise ValueError(f"limits must be sizes >= 0, got {limits!r}")
+        values = <const intp_t*>cnp.PyArray_DATA(idx)
+        nb = cnp.PyArray_SIZE(idx)
+        for b in range(nb):
+            v = values[b]
+            if v < -limit or v >= limit:
+                _out_of_bounds(v, report_axes[j], limit)
+
+
+def flat_intp(cnp.ndarray arr not None):
+    """``arr``'s values in C order as :func:`gather` takes an index array: 1-D, C-contiguous,
+    aligned native ``np.intp`` (``arr`` itself or a view of it when it is one, else a copy of
+    its values so cast)."""
+    cdef cnp.ndarray flat
+    if (cnp.PyArray_TYPE(arr) == cnp.NPY_INTP and cnp.PyArray_ISNOTSWAPPED(arr)
+            and cnp.PyArray_ISCARRAY_RO(arr)):
+        # (PyArray_TYPE: int64 'q' equals intp, yet is another type number)
+        return arr if cnp.PyArray_NDIM(arr) == 1 else cnp.PyArray_Ravel(arr, cnp.NPY_CORDER)
+    flat = np.empty(cnp.PyArray_SIZE(arr), dtype=np.intp)
+    flat.reshape((<object>arr).shape)[...] = arr
+    return flat

@@ -32,12 +32,14 @@ cdef extern from "numpy/arrayobject.h":
 import numpy as np
 
 from lazybcast import _indexing
+from lazybcast._kernels import flat_intp as _flat_intp, gather as _kernel_gather
 from lazybcast._rules import MODES, check_size
 
 cnp.import_array()
 
 #: "Not a key for the fast path": _basic_key (_view_basic_key.pxi) hands the key to _indexing.
 cdef object _GENERAL = object()
+cdef object _FULL_SLICE = slice(None)
 
 #: What a bare ``BroadcastView.__new__`` (for example from a crafted pickle) holds: nothing.
 cdef cnp.ndarray _EMPTY = np.empty(0, dtype=np.uint8)  # (a C global: no lookup per view)
@@ -801,6 +803,15 @@ cdef class BroadcastView:
             result = _basic_key(self, key)
             if result is not _GENERAL:
                 return result
+            if type(key) is tuple:
+                result = _one_array_key(self, key)
+                if result is not _GENERAL:
+                    return result
+        elif type(key) is np.ndarray:
+            # A gather by one index array (a data loader's batch of rows).
+            result = _one_array_key(self, key)
+            if result is not _GENERAL:
+                return result
         result = _indexing.index(self._source, self.shape, key)
         if type(result) is _indexing.Lazy:
             source, shape = result
@@ -907,6 +918,7 @@ cdef class BroadcastView:
 
 
 include "_view_basic_key.pxi"
+include "_view_gather_key.pxi"
 
 
 def _method_axes(tuple axes):

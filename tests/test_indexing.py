@@ -287,6 +287,156 @@ def test_out_of_bounds_arrays_are_reported_in_key_order_as_numpy_does():
     assert str(ours.value) == str(numpy_error.value)
 
 
+@st.composite
+def one_array_keys(draw, shape):
+    """``view[idx]``, ``view[:, idx]``, ``view[a:b, ..., mask]``: one index array (any integer
+    dtype, byte order or layout; a list of positions' worth of dimensions) or a 1-D boolean
+    mask (sometimes of the wrong length), every other entry a slice or one ``...``. Now and
+    then an index out of bounds."""
+    ndim = len(shape)
+    pos = draw(st.integers(0, ndim - 1))
+    n = shape[pos]
+    if draw(st.integers(0, 3)) == 0:
+        length = n if draw(st.integers(0, 5)) else draw(st.integers(0, n + 2))
+        item = np.array(draw(st.lists(st.booleans(), min_size=length, max_size=length)),
+                        dtype=bool)
+    else:
+        ishape = tuple(draw(st.lists(st.integers(0, 4), min_size=1, max_size=2)))
+        size = int(np.prod(ishape))
+        low, high = (-n, n - 1) if n else (0, 0)
+        values = draw(st.lists(st.integers(low, high), min_size=size, max_size=size))
+        if values and (n == 0 or draw(st.integers(0, 9)) == 0):
+            values[draw(st.integers(0, size - 1))] = draw(st.sampled_from([n, -n - 1, n + 7]))
+        item = np.array(values, dtype=np.intp).reshape(ishape)
+        dtype = draw(st.sampled_from(["intp", "int8", "int16", "uint64", ">i8", "<u4"]))
+        if dtype == "int8" and n > 120 or dtype in ("uint64", "<u4") and min(values, default=0) < 0:
+            dtype = "intp"
+        item = item.astype(dtype)
+        if draw(st.booleans()) and item.ndim == 2:
+            item = np.ascontiguousarray(item.T).T  # F order (same values)
+    entries = []
+    for axis in range(ndim):
+        if axis == pos:
+            entries.append(item)
+        else:
+            m = shape[axis]
+            entries.append(slice(draw(st.one_of(st.none(), st.integers(-m - 1, m + 1))),
+                                 draw(st.one_of(st.none(), st.integers(-m - 1, m + 1))),
+                                 draw(st.sampled_from([None, 1, 2, -1, -3]))))
+    # Drop trailing entries (implicit `...`) or fold a run of axes into one `...`.
+    cut = draw(st.integers(pos + 1, ndim))
+    entries = entries[:cut]
+    if draw(st.booleans()):
+        start = draw(st.integers(0, len(entries)))
+        stop = draw(st.integers(start, len(entries)))
+        if not start <= pos < stop:
+            entries[start:stop] = [Ellipsis]
+    return entries[0] if len(entries) == 1 and draw(st.booleans()) else tuple(entries)
+
+
+@given(st.data())
+def test_one_array_keys_match_numpy(data):
+    """The fast path of one index array or mask amid slices: values, shape, dtype, layout and
+    the exception type all as NumPy's (its out-of-bounds message too)."""
+    shape = tuple(data.draw(st.lists(st.integers(0, 7), min_size=1, max_size=4)))
+    lead = data.draw(st.integers(0, len(shape)))
+    src_shape = tuple(n if data.draw(st.booleans()) else 1 for n in shape[lead:])
+    source = data.draw(arrays(src_shape))
+    key = data.draw(one_array_keys(shape))
+    check(source, shape, key)
+    expected, error = _numpy(source, shape, key)
+    if isinstance(error, IndexError) and "out of bounds" in str(error):
+        with pytest.raises(IndexError) as ours:
+            lazybcast.broadcast_to(source, shape)[key]
+        assert str(ours.value) == str(error)
+
+
+@pytest.mark.parametrize("key", [
+    np.array([3, 0, -1]),
+    np.array([[1], [2]], dtype=np.int16),
+    np.arange(8) % 3 == 0,                                 # a mask of axis 0
+    (slice(1, 6, 2), np.array([4, 4, 0])),
+    (Ellipsis, np.array([0, 6])),
+    (np.array([7, 1]), Ellipsis),
+    (slice(None), Ellipsis, np.array([2, 2, 5], dtype=np.uint8)),
+    (slice(None, None, -1), np.arange(7) > 3),             # a mask of axis 1
+])
+def test_one_array_keys_skip_the_general_parser(monkeypatch, key):
+    """``view[idx]`` and ``view[:, idx]``-style keys never reach ``_indexing.index`` (its
+    per-key cost is what made small gathers slower than NumPy's)."""
+    from lazybcast import _indexing
+
+    source = np.arange(7.0)
+    view = lazybcast.broadcast_to(source, (8, 7))
+    expected = np.broadcast_to(source, (8, 7))[key]
+
+    def general(*args):
+        raise AssertionError("the general parser was called")
+
+    monkeypatch.setattr(_indexing, "index", general)
+    got = view[key]
+    assert type(got) is np.ndarray and got.flags.c_contiguous and got.flags.writeable
+    _same(got, expected)
+
+
+@pytest.mark.parametrize("key", [
+    np.ones((8, 7), dtype=bool),                           # a 2-D mask
+    np.ones(5, dtype=bool),                                # a mask of the wrong length
+    (np.array([1, 2]), np.array([0, 3])),                  # two arrays
+    (np.array([1, 2]), 3),                                 # an array and an int
+    (None, np.array([1, 2])),                              # a None
+    np.array([1, 2]).view(np.matrix),                      # an ndarray subclass
+])
+def test_other_array_keys_take_the_general_parser(monkeypatch, key):
+    from lazybcast import _indexing
+
+    calls = []
+    index = _indexing.index
+    monkeypatch.setattr(_indexing, "index", lambda *a: calls.append(1) or index(*a))
+    check(np.arange(7.0), (8, 7), key)
+    assert calls
+
+
+def test_compact_gathers_read_each_repeated_part_once(monkeypatch):
+    """Gathers with several index arrays whose result repeats along the view's broadcast axes
+    gather the compact part (broadcast axes of length 1, arrays on broadcast axes left out of
+    the index shape) and broadcast it into the result."""
+    from lazybcast import _kernels
+
+    parts = []
+    copy = _kernels.copy_broadcast
+    monkeypatch.setattr(_kernels, "copy_broadcast",
+                        lambda part, out, *a: parts.append(part.shape) or copy(part, out, *a))
+    rows, cols = np.arange(60)[::-1] % 50, np.arange(70) * 7 % 64
+    cases = [
+        (np.arange(64, dtype=np.int32), (50, 64), np.ix_(rows, cols), (1, 70)),
+        (np.arange(64 * 50, dtype=np.int32).reshape(1, 50, 64), (30, 50, 64),
+         (slice(None), rows[:, None], cols), (1, 60, 70)),
+        (np.arange(64, dtype=np.int32), (50, 64), (rows[:, None], None, cols), (1, 70)),
+        (np.arange(64 * 30, dtype=np.int32).reshape(64, 30), (50, 64, 30), (rows[:, None], -5),
+         (1, 1, 30)),
+    ]
+    for source, shape, key, part in cases:
+        parts.clear()
+        _same(lazybcast.broadcast_to(source, shape)[key], np.broadcast_to(source, shape)[key])
+        assert parts == [part], (key, parts)
+    parts.clear()  # a key that selects no repeated values gathers whole
+    _same(lazybcast.broadcast_to(np.arange(64.0), (50, 64))[rows[:5], cols[:5]],
+          np.broadcast_to(np.arange(64.0), (50, 64))[rows[:5], cols[:5]])
+    assert parts == []
+
+
+def test_outer_gather_on_a_broadcast_axis_costs_the_result():
+    """``np.ix_`` over a broadcast axis: the index shape is 2000 x 2000, yet no index table of
+    that size is made (two would be 64 MB), only the result (16 MB)."""
+    source = np.arange(2000, dtype=np.int32)
+    rows, cols = np.arange(2000)[::-1], (np.arange(2000) * 7) % 2000
+    view = lazybcast.broadcast_to(source, (10**6, 2000))
+    got, peak = _peak(lambda: view[np.ix_(rows, cols)])
+    assert peak < got.nbytes + 1_000_000
+    np.testing.assert_array_equal(got, np.broadcast_to(source[cols], (2000, 2000)))
+
+
 @given(st.data())
 def test_all_int_keys_give_numpys_scalar(data):
     source, shape = data.draw(views(max_dims=3))

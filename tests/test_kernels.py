@@ -312,6 +312,52 @@ def test_threads_work_in_a_forked_child():
     assert os.waitstatus_to_exitcode(status) == 0
 
 
+def test_check_indices_raises_what_gather_raises():
+    """The bounds check a compact gather runs first: the first bad value of the first bad array,
+    in the words of the gather's own error; nothing for values in [-n, n)."""
+    a = np.array([[0, -3], [2, 1]], dtype=np.intp)
+    b = np.array([3, -5, 9], dtype=np.intp)
+    assert _kernels.check_indices([a, np.array([-4, 3], dtype=np.intp)], (3, 4), (0, 1)) is None
+    with pytest.raises(IndexError, match="^index -5 is out of bounds for axis 7 with size 4$"):
+        _kernels.check_indices([a, b], (3, 4), (2, 7))
+    with pytest.raises(IndexError, match="^index -3 is out of bounds for axis 2 with size 2$"):
+        _kernels.check_indices([a, b], (2, 4), (2, 7))
+    with pytest.raises(IndexError, match="with size 0"):
+        _kernels.check_indices([np.zeros(1, dtype=np.intp)], (0,), (0,))
+    assert _kernels.check_indices([np.zeros(0, dtype=np.intp)], (0,), (0,)) is None
+    with pytest.raises(ValueError, match="one limit and one axis"):
+        _kernels.check_indices([a], (3, 4), (0,))
+    with pytest.raises(ValueError, match="sizes >= 0"):
+        _kernels.check_indices([a], (-1,), (0,))
+    with pytest.raises(TypeError, match="ndarray"):
+        _kernels.check_indices([[0, 1]], (3,), (0,))
+    for bad in (a.astype(np.int32), a.T, a.astype(a.dtype.newbyteorder())):
+        with pytest.raises(ValueError, match="intp"):
+            _kernels.check_indices([bad], (3,), (0,))
+
+
+@pytest.mark.parametrize("make", [
+    lambda v: v.astype(np.intp),                                # as it is
+    lambda v: v.astype(np.intp).reshape(2, 3),                  # n-d: a flat view
+    lambda v: v.astype(np.int8),                                # cast
+    lambda v: v.astype(np.uint64),                              # 2**64 - 1 reads as -1
+    lambda v: v.astype(np.dtype(np.intp).newbyteorder()),       # swapped
+    lambda v: np.repeat(v.astype(np.intp), 2)[::2],             # strided
+    lambda v: v.astype(np.intp).reshape(3, 2).T,                # transposed
+])
+def test_flat_intp_gives_the_values_as_the_kernel_reads_them(make):
+    values = np.array([0, 5, -1, 3, -6, 2])
+    arr = make(values)
+    flat = _kernels.flat_intp(arr)
+    assert flat.dtype.num == np.dtype(np.intp).num and flat.dtype.isnative
+    assert flat.ndim == 1 and flat.flags.c_contiguous and flat.flags.aligned
+    np.testing.assert_array_equal(flat, arr.reshape(-1).astype(np.intp))
+    if arr.dtype.num == np.dtype(np.intp).num and arr.dtype.isnative and arr.flags.c_contiguous:
+        assert np.shares_memory(flat, arr)  # no copy when none is needed
+    with pytest.raises(TypeError):
+        _kernels.flat_intp([1, 2])
+
+
 def test_gather_refuses_a_short_report_axes():
     with pytest.raises(ValueError, match="report_axes"):
         _kernels.gather(np.arange(3.0), (3,), (0,), [np.array([5], dtype=np.intp)],
