@@ -558,6 +558,25 @@ def test_fill_with_one_item_past_the_streaming_threshold(dtype, offset):
         assert not raw[n * dtype.itemsize + offset:].any()  # nothing written past the end
 
 
+@pytest.mark.parametrize("block", [3, 5, 12, 24, 100, 4097, 65535])
+@pytest.mark.parametrize("offset", [0, 1, 16, 61])
+def test_replicated_patterns_past_the_streaming_threshold(block, offset):
+    """A short block (an rgb pixel, a row of a few items) repeated over a large output is
+    replicated with non-temporal stores in whole cache lines, the chunks read at the
+    pattern's phase: any block size, any alignment of ``out``, with one and two threads (the
+    job's blocks start at arbitrary bytes); nothing is written outside ``out``."""
+    n = _kernels.stream_threshold("fill") // block + 5
+    source = _data((1, block), np.uint8)
+    raw = np.zeros(n * block + 128, dtype=np.uint8)
+    out = np.ndarray((n, block), np.uint8, buffer=raw, offset=offset)
+    want = _expected(source, (n, block)).tobytes()
+    for threads in (1, 2):
+        raw[...] = 0
+        lazybcast.broadcast_to(source, (n, block)).materialize(out=out, threads=threads)
+        assert out.tobytes() == want
+        assert not raw[:offset].any() and not raw[offset + n * block:].any()
+
+
 @pytest.mark.parametrize("dtype", [np.uint8, np.float32, np.float64, np.complex128])
 @pytest.mark.parametrize("pad", [0, 1], ids=["aligned rows", "rows off by one byte"])
 def test_rows_of_one_item_past_the_streaming_threshold(dtype, pad):
