@@ -30,8 +30,10 @@ cdef object _one_array_key(BroadcastView self, object key):
         else:
             return _GENERAL
     if (arr is None or nslices + 1 > ndim or ndim - 1 + cnp.PyArray_NDIM(arr) > cnp.NPY_MAXDIMS
-            or (cnp.PyArray_TYPE(src) == cnp.NPY_VOID and (<object>src).dtype.hasobject)):
-        return _GENERAL  # (references inside a structured dtype: NumPy's gather, via _indexing)
+            or (cnp.PyArray_TYPE(src) != cnp.NPY_OBJECT and (<object>src).dtype.hasobject)):
+        # References the kernel cannot copy (inside a structured dtype, StringDType's):
+        # NumPy's gather, via _indexing.
+        return _GENERAL
     pos = before + (ndim - nslices - 1 if ellipsis_first else 0)
     if nslices:  # the slices first: a lazy view, the array's axis kept whole
         sub = _basic_key(self, tuple(_FULL_SLICE if x is arr else x for x in entries))

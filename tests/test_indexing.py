@@ -379,6 +379,18 @@ def test_one_array_keys_skip_the_general_parser(monkeypatch, key):
     _same(got, expected)
 
 
+@pytest.mark.skipif(not hasattr(np.dtypes, "StringDType"), reason="NumPy without StringDType")
+def test_gathers_of_stringdtype_sources_are_numpys():
+    """StringDType items hold references the kernels do not copy: its gathers are NumPy's, on
+    every path (one array, several, a mask, RowDataset batches)."""
+    source = np.array(["a", "bb", "ccc"], dtype=np.dtypes.StringDType())
+    for key in (np.array([0, 2, -1]), (slice(None), np.array([2, 0])), (Ellipsis, source == "bb"),
+                (np.array([[1], [3]]), np.array([0, 2]))):
+        check(source, (4, 3), key)
+    got = lazybcast.RowDataset(lazybcast.broadcast_to(source, (4, 3))).__getitems__([0, 3])
+    assert got.tolist() == [["a", "bb", "ccc"]] * 2
+
+
 @pytest.mark.parametrize("key", [
     np.ones((8, 7), dtype=bool),                           # a 2-D mask
     np.ones(5, dtype=bool),                                # a mask of the wrong length
@@ -420,10 +432,17 @@ def test_compact_gathers_read_each_repeated_part_once(monkeypatch):
         parts.clear()
         _same(lazybcast.broadcast_to(source, shape)[key], np.broadcast_to(source, shape)[key])
         assert parts == [part], (key, parts)
-    parts.clear()  # a key that selects no repeated values gathers whole
-    _same(lazybcast.broadcast_to(np.arange(64.0), (50, 64))[rows[:5], cols[:5]],
-          np.broadcast_to(np.arange(64.0), (50, 64))[rows[:5], cols[:5]])
-    assert parts == []
+    whole = [  # keys that gather whole: nothing repeated, or a result under 4 kB
+        (np.arange(64 * 64, dtype=np.int32).reshape(64, 64), (64, 64),
+         (rows[:, None] + 10, cols[None, :])),
+        (np.arange(64, dtype=np.int32), (50, 64), np.ix_(rows[:10], cols[:10])),
+    ]
+    for source, shape, key in whole:
+        parts.clear()
+        got = lazybcast.broadcast_to(source, shape)[key]
+        _same(got, np.broadcast_to(source, shape)[key])
+        assert parts == [], (key, parts)
+    assert got.nbytes < 4096 <= lazybcast.broadcast_to(*whole[0][:2])[whole[0][2]].nbytes
 
 
 def test_outer_gather_on_a_broadcast_axis_costs_the_result():
