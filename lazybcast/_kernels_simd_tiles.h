@@ -142,8 +142,8 @@ static inline int lzb_scatter_transposed(const char *buf, Py_ssize_t ni, Py_ssiz
    so lines prefetched a whole staging block ahead (the first version) were evicted before
    they were read. Zen 3, 64 MiB transposes, best of 11 x 4-6 interleaved runs, one thread:
    float32 4096x4096 18.1 -> 15.2-16.0 ms, uint8 8192x8192 29.1 -> 23.0 ms, float64
-   2896x2896 17.0 -> 14.8 ms (4 rows: slower than 8 for float32 and uint8; 32 rows: slower
-   than no prefetch at all for uint8). */
+   2896x2896 17.0 -> 14.8 ms (4 rows: slower than 8 for float32, within noise of it for
+   float64; 16 rows: no better for uint8, 32 rows: slower than no prefetch at all). */
 #define LZB_TRANSPOSE_PREFETCH_ROWS 8
 
 /* lzb_transpose_staged(src, sb, dst, da, ni, nj, size, tile, stage, cols):
