@@ -50,6 +50,7 @@ KERNEL_PARTS = [
     "lazybcast/_kernels.pxd",
     "lazybcast/_kernels_simd.h",
     "lazybcast/_kernels_simd_layout.h",
+    "lazybcast/_kernels_simd_reverse.h",
     "lazybcast/_kernels_simd_tiles.h",
     "lazybcast/_kernels_team.h",
     "lazybcast/_kernels_pool.h",

@@ -9,32 +9,33 @@ Ctrl-C; blocks are shared with helper threads that the call starts and joins.
 The units, one concern each (Cython ``include`` files: one extension module, so every call
 between them is a direct C call, inlined where marked ``inline``):
 
-==========================  =====================================================================
-``_kernels.pxd``            the C vocabulary shared with ``_view.pyx``: ``Plan``, ``plan_init``,
-                            ``plan_run``, ``copy_into``, ``threads_for``, ``may_overlap``
-``_kernels.pyx``            this map, the C declarations, and the entry points: ``copy_into``,
-                            ``copy_broadcast``, the dtype check, ``simd_features``, test hooks
-``_kernels_machine.pxi``    thresholds (streaming, replication, blocks, threads) and the cache
-                            sizes they are derived from at import
-``_kernels_plan.pxi``       ``plan_init``: an n-d copy simplified into a Plan (GIL, may raise)
-``_kernels_rows.pxi``       row kernels: contiguous, repeated-item, reversed and strided runs,
-                            replication of a block written once
-``_kernels_tiles.pxi``      transposing tiles and image channels (CHW <-> HWC)
-``_kernels_walk.pxi``       ``plan_run`` / ``plan_run_objects``: the walk over a plan's axes
-``_kernels_job.pxi``        blocks of work, helper threads (``_kernels_team.h``), Ctrl-C,
-                            ``threads_for``
-``_kernels_gather.pxi``     ``gather``: index arrays to a table of offsets, then a plan
-``_kernels_simd.h``         the vector code (SSE2, SSSE3, AVX2 chosen at run time): streaming
-                            stores, repeated-item rows, reversed runs
-``_kernels_simd_layout.h``  the vector code of image channels (CHW <-> HWC), and the shuffle
-                            masks' set-up at import
-``_kernels_simd_tiles.h``   the vector code of transposing tiles: register-transposed
-                            write-out, the staging block of large transposes
-``_kernels_team.h``         helper threads: the API the job uses, the atomic block counter,
-                            Windows' threads started and joined per copy
-``_kernels_pool.h``         the POSIX helper pool (helpers that spin briefly after a copy),
-                            its fork handlers
-==========================  =====================================================================
+===========================  =====================================================================
+``_kernels.pxd``             the C vocabulary shared with ``_view.pyx``: ``Plan``, ``plan_init``,
+                             ``plan_run``, ``copy_into``, ``threads_for``, ``may_overlap``
+``_kernels.pyx``             this map, the C declarations, and the entry points: ``copy_into``,
+                             ``copy_broadcast``, the dtype check, ``simd_features``, test hooks
+``_kernels_machine.pxi``     thresholds (streaming, replication, blocks, threads) and the cache
+                             sizes they are derived from at import
+``_kernels_plan.pxi``        ``plan_init``: an n-d copy simplified into a Plan (GIL, may raise)
+``_kernels_rows.pxi``        row kernels: contiguous, repeated-item, reversed and strided runs,
+                             replication of a block written once
+``_kernels_tiles.pxi``       transposing tiles and image channels (CHW <-> HWC)
+``_kernels_walk.pxi``        ``plan_run`` / ``plan_run_objects``: the walk over a plan's axes
+``_kernels_job.pxi``         blocks of work, helper threads (``_kernels_team.h``), Ctrl-C,
+                             ``threads_for``
+``_kernels_gather.pxi``      ``gather``: index arrays to a table of offsets, then a plan
+``_kernels_simd.h``          the vector code (SSE2, SSSE3, AVX2 chosen at run time): streaming
+                             stores, repeated-item rows
+``_kernels_simd_reverse.h``  the vector code of reversed runs (SSE2, AVX2)
+``_kernels_simd_layout.h``   the vector code of image channels (CHW <-> HWC), and the shuffle
+                             masks' set-up at import
+``_kernels_simd_tiles.h``    the vector code of transposing tiles: register-transposed
+                             write-out, the staging block of large transposes
+``_kernels_team.h``          helper threads: the API the job uses, the atomic block counter,
+                             Windows' threads started and joined per copy
+``_kernels_pool.h``          the POSIX helper pool (helpers that spin briefly after a copy),
+                             its fork handlers
+===========================  =====================================================================
 
 How bytes move, innermost first:
 
@@ -44,7 +45,8 @@ How bytes move, innermost first:
   (items of 1 to 16 bytes) overlapping word or vector stores, row by row, or, for many short
   rows packed together, byte shuffles of 16 source bytes at a time (``np.repeat``), or, when
   long, replication;
-* a reversed run of 1-, 2-, 4- or 8-byte items is reversed 16 bytes at a time in a register;
+* a reversed run of 1-, 2-, 4- or 8-byte items is reversed 32 (AVX2) or 16 bytes at a time
+  in a register;
   any other strided run is a typed loop (item sizes 1, 2, 4, 8 and 16 bytes have their own;
   any other size goes through ``memcpy`` of the item size);
 * a transposing pair of axes is walked in tiles through a 32 kB buffer, written out with
@@ -96,9 +98,11 @@ cdef extern from "_kernels_simd.h":
     int lzb_fill_rows(char* dst, intp_t dstep, const char* src, intp_t sstep, intp_t n,
                       intp_t size, intp_t len) noexcept nogil
     bint lzb_all_zero(const char* p, size_t n) noexcept nogil
-    int lzb_reverse(char* dst, const char* src, intp_t n, intp_t size) noexcept nogil
     int lzb_cpu_limit(int mask) noexcept nogil
     int lzb_cpu_in_use() noexcept nogil
+
+cdef extern from "_kernels_simd_reverse.h":
+    int lzb_reverse(char* dst, const char* src, intp_t n, intp_t size) noexcept nogil
 
 cdef extern from "_kernels_simd_layout.h":
     int lzb_channels(char* dst, intp_t dplane, const char* src, intp_t splane, intp_t n,

@@ -13,8 +13,8 @@
  *   lzb_stream_copy, lzb_stream_fill, lzb_stream_pattern, lzb_stream_fence: non-temporal
  *   copy, fill with a byte and fill with an item;
  *   lzb_fill_rows: rows of one repeated item, with overlapping word or vector stores;
- *   lzb_reverse: reversed runs;
  *   lzb_all_zero.
+ * Reversed runs are in _kernels_simd_reverse.h.
  */
 #ifndef LAZYBCAST_KERNELS_SIMD_H
 #define LAZYBCAST_KERNELS_SIMD_H
@@ -464,52 +464,6 @@ static inline int lzb_fill_rows(char *dst, Py_ssize_t dstep, const char *src, Py
     return 1;
 #else
     (void)dst; (void)dstep; (void)src; (void)sstep; (void)n; (void)size; (void)len;
-    return 0;
-#endif
-}
-
-/* ---- Reversed runs ---------------------------------------------------------------------
- * lzb_reverse(dst, src, n, size): dst[j * size] = src[-j * size] for j < n (src points at
- * the first item to copy, the run goes down from it), 16 bytes at a time reversed in a
- * register for items of 1, 2, 4 and 8 bytes. Returns 0 (nothing done) for other sizes or
- * without SSE2. (Measured on 16 kB rows: 8x a byte loop for 1-byte items, 1.7x for 2-byte
- * ones; for 4- and 8-byte items the compiler already vectorizes the loop as well.) */
-
-#if defined(LZB_SSE2)
-LZB_INLINE __m128i lzb_reverse128(__m128i x, Py_ssize_t size) {
-    if (size == 8)
-        return _mm_shuffle_epi32(x, 0x4E);
-    if (size == 4)
-        return _mm_shuffle_epi32(x, 0x1B);
-    x = _mm_shuffle_epi32(_mm_shufflehi_epi16(_mm_shufflelo_epi16(x, 0x1B), 0x1B), 0x4E);
-    if (size == 2)
-        return x;
-    return _mm_or_si128(_mm_slli_epi16(x, 8), _mm_srli_epi16(x, 8));  /* bytes in pairs */
-}
-
-LZB_INLINE void lzb_reverse_sized(char *dst, const char *src, Py_ssize_t n,
-                                     Py_ssize_t size) {
-    Py_ssize_t b = 16 / size, j;
-    for (j = 0; j + b <= n; j += b) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(src - (j + b - 1) * size));
-        _mm_storeu_si128((__m128i *)(dst + j * size), lzb_reverse128(x, size));
-    }
-    for (; j < n; j++)
-        memcpy(dst + j * size, src - j * size, (size_t)size);
-}
-#endif
-
-static inline int lzb_reverse(char *dst, const char *src, Py_ssize_t n, Py_ssize_t size) {
-#if defined(LZB_SSE2)
-    switch (size) {
-    case 1: lzb_reverse_sized(dst, src, n, 1); return 1;
-    case 2: lzb_reverse_sized(dst, src, n, 2); return 1;
-    case 4: lzb_reverse_sized(dst, src, n, 4); return 1;
-    case 8: lzb_reverse_sized(dst, src, n, 8); return 1;
-    default: return 0;
-    }
-#else
-    (void)dst; (void)src; (void)n; (void)size;
     return 0;
 #endif
 }

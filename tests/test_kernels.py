@@ -472,7 +472,7 @@ def test_repeated_item_rows_stay_inside_their_rows(dtype, simd):
 
 
 @pytest.mark.parametrize("dtype", ITEM_DTYPES)
-def test_reversed_runs_of_every_length(dtype):
+def test_reversed_runs_of_every_length(dtype, simd):
     """Reversed runs go 16 bytes at a time through a register, the tail item by item."""
     base = _data((3, 80), dtype)
     for n in range(1, 81):
@@ -480,6 +480,27 @@ def test_reversed_runs_of_every_length(dtype):
             shape = (2,) + source.shape
             _assert_same_bytes(lazybcast.broadcast_to(source, shape).materialize(),
                                _expected(source, shape))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float32, np.float64])
+def test_long_reversed_runs_at_every_output_offset(dtype, simd):
+    """Runs of 256 bytes and more go 32 bytes at a time (AVX2), four registers per step, after
+    a head that aligns the stores to 32 bytes when the items reach the boundary exactly: at
+    every byte offset of the output (items aligned or not), lengths around the steps must
+    give NumPy's bytes and leave the guard bytes around the output untouched."""
+    size = np.dtype(dtype).itemsize
+    source_all = _data((700 // size,), dtype)
+    for n in sorted({256 // size - 1, 256 // size, 256 // size + 1, 384 // size + 3,
+                     512 // size - 1, 640 // size + 1}):
+        source = source_all[n - 1::-1]
+        for offset in range(33):
+            raw = _data((n * size + 80,), np.uint8)
+            before = raw.copy()
+            out = raw[16 + offset:16 + offset + n * size].view(dtype)
+            lazybcast.broadcast_to(source, (n,)).materialize(out=out, threads=1)
+            _assert_same_bytes(out, source[::1].copy())
+            _assert_same_bytes(raw[:16 + offset], before[:16 + offset])
+            _assert_same_bytes(raw[16 + offset + n * size:], before[16 + offset + n * size:])
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float32, np.float64, "V3"])
