@@ -155,20 +155,16 @@ cdef inline void _replicate(char* dst, intp_t block, intp_t n, bint stream) noex
         return
     if stream:
         _replicate_streamed(dst, block, filled * block, n * block)
-        return
-    cdef intp_t chunk = filled
-    while filled < n:
-        c = chunk if chunk <= n - filled else n - filled
-        lzb_copy(dst + filled * block, dst, c * block)
-        filled += c
+    else:
+        _copy_forward(dst, filled * block, n * block)
 
 
 cdef inline void _copy_forward(char* dst, intp_t done, intp_t total) noexcept nogil:
     """``dst[done:total]`` from the pattern in ``dst[0:done]`` (its period divides
-    ``done``), ``done`` bytes at a time."""
-    cdef intp_t c
+    ``done``), by copies of its first ``done`` bytes."""
+    cdef intp_t chunk = done, c
     while done < total:
-        c = done if done <= total - done else total - done
+        c = chunk if chunk <= total - done else total - done
         lzb_copy(dst + done, dst, c)
         done += c
 
@@ -184,7 +180,9 @@ cdef inline void _replicate_streamed(char* dst, intp_t block, intp_t done,
     cdef intp_t x = done + ((-(<intp_t>dst + done)) & 63)  # the first line boundary
     cdef intp_t span = ((done - block) // 64) * 64          # chunk length: whole lines
     cdef intp_t end, c
-    if span < 64 or x >= total:  # (no whole line to stream)
+    # No whole line to stream. (Unreachable from _replicate, which streams only once
+    # done >= max(REPLICATE_COPY_BYTES, 2 * block): a cheap guard.)
+    if span < 64 or x >= total:
         _copy_forward(dst, done, total)
         return
     lzb_copy(dst + done, dst, x - done)  # done is a multiple of block: phase 0
