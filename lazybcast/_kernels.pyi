@@ -20,6 +20,7 @@ STREAM_BYTES_HIGH: int  # 1.5x the shared cache (where the cache keeps such outp
 SHARED_CACHE_BYTES: int  # the largest cache CPU 0 reports (0 if unknown)
 SHARED_CACHE_CPUS: int  # CPUs sharing it
 AUTO_THREADS_BYTES: int  # outputs at least this large use two threads by default
+LOOP_THREADS_BYTES: int  # ... and from this size, copies in a loop
 THREAD_BLOCK_MIN_BYTES: int  # blocks shared among threads hold at least this many bytes
 HELPER_SPIN_US: int  # helpers spin for the next copy at most this long after their share
 

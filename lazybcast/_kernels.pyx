@@ -58,7 +58,8 @@ How bytes move, innermost first:
   chunk forward.
 
 Threads: a copy cut into more than one block may use helper threads (``threads``, or by
-default two for outputs of :data:`AUTO_THREADS_BYTES` and more). They are plain C threads
+default two for outputs of :data:`AUTO_THREADS_BYTES` and more, and from
+:data:`LOOP_THREADS_BYTES` for copies in a loop). They are plain C threads
 with every signal blocked. On POSIX systems a helper stays after its share of a copy, spinning
 for the next one for as long as that share took (50 us to :data:`HELPER_SPIN_US`), then
 exits: copies in a loop hand their blocks to a running helper instead of starting one (~30
@@ -225,7 +226,7 @@ def copy_broadcast(cnp.ndarray src not None, cnp.ndarray out not None, threads=N
 
     Fill ``out`` with ``np.broadcast_to(src, out.shape)``, where ``src`` already has
     ``out``'s rank and each of its axes is 1 or ``out``'s size; ``out`` may overlap
-    ``src``. ``threads=None`` uses two threads for outputs of AUTO_THREADS_BYTES and more.
+    ``src``. ``threads=None`` chooses as ``materialize`` does.
 
     >>> import numpy as np
     >>> out = np.empty((2, 3), dtype=np.int16)

@@ -12,6 +12,7 @@ cdef extern from "_kernels_team.h":
     void lzb_set_helper_spin(long long max_ns, long long min_ns) noexcept nogil
     long long lzb_helper_spin() noexcept nogil
     int lzb_helpers_alive() noexcept nogil
+    int lzb_helpers_idle() noexcept nogil
     unsigned long lzb_helper_delay(long long delay_ns, long long delay_in_ns) noexcept nogil
     void lzb_pool_init() noexcept nogil
     bint lzb_pool_stopping() noexcept nogil
@@ -168,6 +169,29 @@ cdef int threads_for(intp_t nbytes, object threads) except -1:
     return min(int(threads), 256)
 
 
+from time import perf_counter_ns as _perf_counter_ns
+
+cdef long long _loop_end_ns = -(1 << 62)  # when the last copy of a loop's size ended
+cdef int _loop_run = 0  # such copies in a row, each started soon after the one before
+
+
+cdef int _loop_threads() except -1:
+    """Threads for a copy of LOOP_THREADS_BYTES to AUTO_THREADS_BYTES when the caller did not
+    say: two if a helper is spinning now (handing it blocks costs ~1 us), or if this is the
+    third copy in a row that starts within the helpers' shortest spin (50 us) of the previous
+    one's end: a loop, whose next copies will find the helper this one starts (~30 us, once)
+    still spinning. One otherwise: one-off copies never pay for starting a helper."""
+    global _loop_run
+    cdef long long spin_min = 50000
+    if lzb_helper_spin() < spin_min:  # helpers do not spin (one CPU, Windows, or set so)
+        return 1
+    if _perf_counter_ns() - _loop_end_ns < spin_min:
+        _loop_run += 1
+    else:
+        _loop_run = 0
+    return 2 if lzb_helpers_idle() > 0 or _loop_run >= 2 else 1
+
+
 cdef inline intp_t _block_bytes(intp_t nbytes, int nthreads) noexcept:
     """Bytes per block: CHUNK_BYTES on one thread (the Ctrl-C granularity); with helpers,
     about four blocks per thread (so that one that starts late, or is descheduled, still
@@ -181,11 +205,26 @@ cdef int _execute_plan(Plan* plan, const char* s, char* t, cnp.ndarray out,
                        object threads) except -1:
     """Run a validated plan into ``out``: inline if small, else in interruptible blocks,
     shared among threads."""
+    global _loop_end_ns
     cdef intp_t nbytes = cnp.PyArray_NBYTES(out)
     cdef int nthreads = threads_for(nbytes, threads)
-    cdef Job job
+    cdef bint loop_sized = threads is None and _loop_threads_bytes <= nbytes < _auto_threads_bytes
     if plan.empty:
         return 0
+    if loop_sized and not plan.has_objects:
+        nthreads = _loop_threads()
+        try:
+            _run_plan(plan, s, t, nbytes, nthreads)
+        finally:
+            _loop_end_ns = _perf_counter_ns()
+        return 0
+    _run_plan(plan, s, t, nbytes, nthreads)
+    return 0
+
+
+cdef int _run_plan(Plan* plan, const char* s, char* t, intp_t nbytes, int nthreads) except -1:
+    """_execute_plan's work, with its number of threads chosen."""
+    cdef Job job
     if nbytes >= _stream_low and not _stream_calibrated:
         _calibrate_stream()
     plan.stream = nbytes >= _stream_bytes

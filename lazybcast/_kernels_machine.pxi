@@ -3,7 +3,8 @@
 # Nothing here is a constant tuned on one CPU: what depends on the machine is derived from the
 # caches the OS reports at import (Linux sysfs; sysconf elsewhere), or measured once, the
 # first time it matters, and kept for the process. LAZYBCAST_STREAM_BYTES (bytes) overrides
-# the streaming threshold, LAZYBCAST_AUTO_THREADS_BYTES the two-thread one. The evidence for
+# the streaming threshold, LAZYBCAST_AUTO_THREADS_BYTES and LAZYBCAST_LOOP_THREADS_BYTES the
+# two-thread ones. The evidence for
 # each rule is in benchmarks/RESULTS.md ("Machine-derived thresholds").
 
 import os as _os
@@ -142,6 +143,17 @@ STREAM_FILL_BYTES = _env_bytes("LAZYBCAST_STREAM_BYTES") or max(STREAM_BYTES, ST
 AUTO_THREADS_BYTES = _env_bytes("LAZYBCAST_AUTO_THREADS_BYTES") or (
     CHUNK_BYTES if _usable_cpus() >= 2 else 1 << 62)
 
+#: Outputs from this size up to AUTO_THREADS_BYTES use two threads too, when materialize() is
+#: not told how many, if they come in a loop: a helper is spinning from a previous copy, or
+#: the copy is the third in a row, each started within 50 us of the previous one's end
+#: (_loop_threads). One core's L2 cache, at least 128 kB: an output that fits there is
+#: written by one core faster than blocks can be shared (Zen 3, 512 KiB L2, a spinning
+#: helper, rows of 256 float64: 256 kB 4.6 -> 4.4 us, 512 kB 10.1 -> 7.8 us, 1 MB 20.7 ->
+#: 14.3 us, 2 MB 52.8 -> 28.1 us with two threads; benchmarks/RESULTS.md, "Two threads in
+#: loops"). Off where helpers do not spin (HELPER_SPIN_US under 50, one CPU, Windows).
+LOOP_THREADS_BYTES = _env_bytes("LAZYBCAST_LOOP_THREADS_BYTES") or (
+    max(128 << 10, L2_BYTES or 512 << 10) if _usable_cpus() >= 2 else 1 << 62)
+
 #: Blocks of a copy shared among threads hold at least this many bytes (~3 us of writing,
 #: against ~0.3 us to hand a block out and check for Ctrl-C).
 THREAD_BLOCK_MIN_BYTES = 64 << 10
@@ -165,6 +177,7 @@ cdef intp_t _stream_bytes = STREAM_BYTES
 cdef intp_t _stream_fill_bytes = STREAM_FILL_BYTES
 cdef intp_t _stream_low = min(STREAM_BYTES, STREAM_BYTES_LOW)
 cdef intp_t _auto_threads_bytes = AUTO_THREADS_BYTES
+cdef intp_t _loop_threads_bytes = LOOP_THREADS_BYTES
 cdef bint _stream_calibrated = _env_bytes("LAZYBCAST_STREAM_BYTES") is not None
 
 

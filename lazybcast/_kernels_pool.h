@@ -63,6 +63,7 @@ typedef struct {
     int state[LZB_TEAM_MAX];      /* LZB_SLOT_* */
     unsigned long seen0[LZB_TEAM_MAX];  /* gen when the slot's thread was started */
     pthread_t thread[LZB_TEAM_MAX];
+    int idle;                     /* helpers spinning for the next copy (atomic) */
 } lzb_pool_t;
 
 static lzb_pool_t lzb_pool = {PTHREAD_MUTEX_INITIALIZER, NULL, NULL, 0, 0, 0, 0, 0,
@@ -109,6 +110,7 @@ static void *lzb_pool_main(void *p) {
     pthread_mutex_unlock(&lzb_pool.lock);
     for (;;) {
         t0 = lzb_now_ns();
+        __atomic_add_fetch(&lzb_pool.idle, 1, __ATOMIC_RELAXED);
         for (k = 1; __atomic_load_n(&lzb_pool.gen, __ATOMIC_ACQUIRE) == seen
                     && !__atomic_load_n(&lzb_pool.stop, __ATOMIC_ACQUIRE); k++) {
             lzb_pause();
@@ -117,6 +119,7 @@ static void *lzb_pool_main(void *p) {
                 if (lzb_now_ns() - t0 >= (spin < max ? spin : max)) break;
             }
         }
+        __atomic_sub_fetch(&lzb_pool.idle, 1, __ATOMIC_RELAXED);
         delay = __atomic_load_n(&lzb_pool.delay_ns, __ATOMIC_RELAXED);
         if (delay > 0) lzb_sleep_ns(delay);
         pthread_mutex_lock(&lzb_pool.lock);
@@ -302,6 +305,11 @@ static inline unsigned long lzb_helper_delay(long long delay_ns, long long delay
     taken = lzb_pool.taken;
     pthread_mutex_unlock(&lzb_pool.lock);
     return taken;
+}
+
+/* Helper threads spinning now, waiting for the next copy (a hint: one may leave at once). */
+static inline int lzb_helpers_idle(void) {
+    return __atomic_load_n(&lzb_pool.idle, __ATOMIC_RELAXED);
 }
 
 /* Helper threads alive now (spinning or working). */

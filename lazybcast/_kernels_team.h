@@ -9,6 +9,7 @@
  *   lzb_next_item, lzb_cancelled, lzb_cancel: blocks of work handed out through an atomic
  *     counter, so a helper that gets no core, or arrives late, leaves its share to the
  *     others; an atomic flag stops every thread before its next block;
+ *   lzb_helpers_idle: helpers spinning for the next copy now (0 where helpers never spin);
  *   test hooks: lzb_set_helper_spin, lzb_helper_spin, lzb_helper_delay, lzb_helpers_alive;
  *     fork handling: lzb_pool_init, lzb_pool_stopping.
  *
@@ -73,6 +74,7 @@ static inline void lzb_set_helper_spin(long long max_ns, long long min_ns) {
 }
 static inline long long lzb_helper_spin(void) { return 0; }
 static inline int lzb_helpers_alive(void) { return 0; }
+static inline int lzb_helpers_idle(void) { return 0; }
 static inline unsigned long lzb_helper_delay(long long delay_ns, long long delay_in_ns) {
     (void)delay_ns;
     (void)delay_in_ns;

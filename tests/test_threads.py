@@ -211,6 +211,61 @@ def test_back_to_back_copies_reuse_the_spinning_helper(long_spin):
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="Windows joins helpers in each call")
+def test_copies_in_a_loop_use_two_threads_from_the_l2_size(long_spin):
+    """threads=None, outputs from LOOP_THREADS_BYTES to AUTO_THREADS_BYTES: one thread for a
+    copy alone or in a pair; two from the third copy of a tight run (it starts a helper) and
+    whenever a helper is spinning. Smaller outputs, threads=1, and helpers that do not spin
+    never bring one in. Every output has NumPy's values."""
+    kernels = long_spin
+    if kernels.LOOP_THREADS_BYTES >= kernels.AUTO_THREADS_BYTES:
+        pytest.skip("one usable CPU: no loop rule")
+    kernels._helper_spin(0)
+    assert _settle_helpers(kernels) == 0
+    kernels._helper_spin(10_000_000, min_us=10_000_000)
+    src = np.arange(256.0)
+    rows = kernels.LOOP_THREADS_BYTES // src.nbytes
+    view = lazybcast.broadcast_to(src, (rows, 256))
+    smaller = lazybcast.broadcast_to(src, (rows - 1, 256))
+
+    def check(out, shape):
+        np.testing.assert_array_equal(out, np.broadcast_to(src, shape))
+
+    outs = [smaller.materialize() for _ in range(20)] + [view.materialize(threads=1)
+                                                         for _ in range(20)]
+    time.sleep(0.01)  # (no tight run)
+    outs += [view.materialize(), view.materialize()]
+    assert kernels._helpers_alive() == 0
+    for out in outs:
+        check(out, out.shape)
+    outs = [np.empty(view.shape) for _ in range(3)]
+    for attempt in range(200):  # a tight run of three (one preempted between calls is not)
+        time.sleep(0.002)
+        for out in outs:
+            view.materialize(out=out)
+        if kernels._helpers_alive() == 1:
+            break
+    else:
+        pytest.fail("200 tight runs of three copies never started a helper")
+    for out in outs:
+        check(out, view.shape)
+    for attempt in range(200):  # a spinning helper takes a share of a copy after a gap
+        time.sleep(0.002)
+        taken = kernels._helper_delay()
+        check(view.materialize(), view.shape)
+        if kernels._helper_delay() > taken:
+            break
+    else:
+        pytest.fail("a spinning helper never took a share of 200 copies")
+    kernels._helper_spin(0)
+    assert _settle_helpers(kernels) == 0
+    taken = kernels._helper_delay()
+    outs = [view.materialize() for _ in range(20)]  # helpers that leave at once: none starts
+    assert kernels._helper_delay() == taken
+    for out in outs:
+        check(out, view.shape)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="Windows joins helpers in each call")
 def test_helpers_leave_at_once_with_no_spin():
     from lazybcast import _kernels as kernels
 
