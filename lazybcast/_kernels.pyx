@@ -294,6 +294,12 @@ def _helpers_alive():
     return lzb_helpers_alive()
 
 
+def _last_threads():
+    """Test hook: the number of threads the last copy in blocks (or inline) chose, before
+    any helper took part (0 before the first copy)."""
+    return _last_nthreads
+
+
 def _limit_simd(names):
     """Test hook: let the kernels choose only the named run-time extensions ("SSSE3",
     "AVX2"); ``None``: all the CPU has. Returns :func:`simd_features`."""

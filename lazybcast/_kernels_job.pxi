@@ -171,8 +171,11 @@ cdef int threads_for(intp_t nbytes, object threads) except -1:
 
 from time import perf_counter_ns as _perf_counter_ns
 
+# The loop rule's state. (Free-threaded Python: two threads may race on these two; that only
+# changes how many threads a copy chooses, never what it writes.)
 cdef long long _loop_end_ns = -(1 << 62)  # when the last copy of a loop's size ended
 cdef int _loop_run = 0  # such copies in a row, each started soon after the one before
+cdef int _last_nthreads = 0  # threads the last copy chose (test hook _last_threads)
 
 
 cdef int _loop_threads() except -1:
@@ -224,7 +227,9 @@ cdef int _execute_plan(Plan* plan, const char* s, char* t, cnp.ndarray out,
 
 cdef int _run_plan(Plan* plan, const char* s, char* t, intp_t nbytes, int nthreads) except -1:
     """_execute_plan's work, with its number of threads chosen."""
+    global _last_nthreads
     cdef Job job
+    _last_nthreads = nthreads
     if nbytes >= _stream_low and not _stream_calibrated:
         _calibrate_stream()
     plan.stream = nbytes >= _stream_bytes

@@ -180,8 +180,9 @@ cdef inline void _replicate_streamed(char* dst, intp_t block, intp_t done,
     cdef intp_t x = done + ((-(<intp_t>dst + done)) & 63)  # the first line boundary
     cdef intp_t span = ((done - block) // 64) * 64          # chunk length: whole lines
     cdef intp_t end, c
-    # No whole line to stream. (Unreachable from _replicate, which streams only once
-    # done >= max(REPLICATE_COPY_BYTES, 2 * block): a cheap guard.)
+    # No whole line to stream: less than a line left past the first boundary. (span < 64 is
+    # unreachable from _replicate, which streams only once done >= max(REPLICATE_COPY_BYTES,
+    # 2 * block): a cheap guard.)
     if span < 64 or x >= total:
         _copy_forward(dst, done, total)
         return

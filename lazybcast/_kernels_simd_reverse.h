@@ -9,7 +9,7 @@
  * Returns 0 (nothing done) for other sizes or without SSE2; the caller's loop does them.
  *
  * Measured (Zen 3, 4 MiB of float32 reversed, one thread, output in L3): 16-byte steps
- * 213-430 us against 135-170 for a forward copy of the same bytes; see
+ * 178-431 us against 132-170 for a forward copy of the same bytes; see
  * benchmarks/RESULTS.md ("Reversed runs in 32-byte registers") for the AVX2 steps. On 16 kB
  * rows the 16-byte steps are 8x a byte loop for 1-byte items, 1.7x for 2-byte ones.
  */

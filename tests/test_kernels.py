@@ -473,7 +473,8 @@ def test_repeated_item_rows_stay_inside_their_rows(dtype, simd):
 
 @pytest.mark.parametrize("dtype", ITEM_DTYPES)
 def test_reversed_runs_of_every_length(dtype, simd):
-    """Reversed runs go 16 bytes at a time through a register, the tail item by item."""
+    """Reversed runs go 32 (AVX2, runs of 256 bytes or more) or 16 bytes at a time through a
+    register, the tail item by item: every length up to 80 items."""
     base = _data((3, 80), dtype)
     for n in range(1, 81):
         for source in (base[0, n - 1::-1], base[:, n - 1::-1], base[::-1, n - 1::-1]):
