@@ -131,7 +131,7 @@ include "_kernels_tiles.pxi"
 include "_kernels_walk.pxi"
 include "_kernels_job.pxi"
 include "_kernels_gather.pxi"
-lzb_set_helper_spin(<long long>HELPER_SPIN_US * 1000, 50000)
+lzb_set_helper_spin(<long long>HELPER_SPIN_US * 1000, LZB_SPIN_MIN_NS)
 lzb_pool_init()  # the fork handlers, before any fork can need them
 
 

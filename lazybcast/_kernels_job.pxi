@@ -13,6 +13,8 @@ cdef extern from "_kernels_team.h":
     long long lzb_helper_spin() noexcept nogil
     int lzb_helpers_alive() noexcept nogil
     int lzb_helpers_idle() noexcept nogil
+    long long lzb_now_ns() noexcept nogil
+    long long LZB_SPIN_MIN_NS
     unsigned long lzb_helper_delay(long long delay_ns, long long delay_in_ns) noexcept nogil
     void lzb_pool_init() noexcept nogil
     bint lzb_pool_stopping() noexcept nogil
@@ -169,8 +171,6 @@ cdef int threads_for(intp_t nbytes, object threads) except -1:
     return min(int(threads), 256)
 
 
-from time import perf_counter_ns as _perf_counter_ns
-
 # The loop rule's state. (Free-threaded Python: two threads may race on these two; that only
 # changes how many threads a copy chooses, never what it writes.)
 cdef long long _loop_end_ns = -(1 << 62)  # when the last copy of a loop's size ended
@@ -183,12 +183,13 @@ cdef int _loop_threads() except -1:
     say: two if a helper is spinning now (handing it blocks costs ~1 us), or if this is the
     third copy in a row that starts within the helpers' shortest spin (50 us) of the previous
     one's end: a loop, whose next copies will find the helper this one starts (~30 us, once)
-    still spinning. One otherwise: one-off copies never pay for starting a helper."""
+    still spinning. One otherwise: one-off copies never pay for starting a helper. (The
+    window is the default shortest spin, LZB_SPIN_MIN_NS, also where the test hook
+    _helper_spin lengthens the spin.)"""
     global _loop_run
-    cdef long long spin_min = 50000
-    if lzb_helper_spin() < spin_min:  # helpers do not spin (one CPU, Windows, or set so)
+    if lzb_helper_spin() < LZB_SPIN_MIN_NS:  # helpers do not spin (one CPU, Windows, or set so)
         return 1
-    if _perf_counter_ns() - _loop_end_ns < spin_min:
+    if lzb_now_ns() - _loop_end_ns < LZB_SPIN_MIN_NS:
         _loop_run += 1
     else:
         _loop_run = 0
@@ -219,7 +220,7 @@ cdef int _execute_plan(Plan* plan, const char* s, char* t, cnp.ndarray out,
         try:
             _run_plan(plan, s, t, nbytes, nthreads)
         finally:
-            _loop_end_ns = _perf_counter_ns()
+            _loop_end_ns = lzb_now_ns()
         return 0
     _run_plan(plan, s, t, nbytes, nthreads)
     return 0

@@ -36,7 +36,6 @@
 #include <sched.h>
 #include <time.h>
 
-#define LZB_SPIN_MIN_NS 50000LL     /* 50 us: covers the Python between two calls */
 #define LZB_SPIN_MAX_NS 1000000LL   /* 1 ms by default (lzb_set_helper_spin) */
 
 enum { LZB_SLOT_NONE = 0, LZB_SLOT_RUNNING = 1, LZB_SLOT_EXITED = 2 };

@@ -10,6 +10,8 @@
  *     counter, so a helper that gets no core, or arrives late, leaves its share to the
  *     others; an atomic flag stops every thread before its next block;
  *   lzb_helpers_idle: helpers spinning for the next copy now (0 where helpers never spin);
+ *   lzb_now_ns: a monotonic clock in nanoseconds (the loop rule's, _kernels_job.pxi);
+ *   LZB_SPIN_MIN_NS: the helpers' shortest spin after a share of work (50 us);
  *   test hooks: lzb_set_helper_spin, lzb_helper_spin, lzb_helper_delay, lzb_helpers_alive;
  *     fork handling: lzb_pool_init, lzb_pool_stopping.
  *
@@ -26,6 +28,7 @@
 #include <Python.h>
 
 #define LZB_TEAM_MAX 255
+#define LZB_SPIN_MIN_NS 50000LL     /* 50 us: covers the Python between two calls */
 
 #if defined(_WIN32)
 #include <windows.h>
@@ -66,6 +69,15 @@ static inline void lzb_team_join(lzb_team *team) {
         CloseHandle(team->thread[k]);
     }
     team->started = 0;
+}
+
+static inline long long lzb_now_ns(void) {
+    static LARGE_INTEGER freq;  /* (fixed at boot: racing first calls store the same value) */
+    LARGE_INTEGER now;
+    if (freq.QuadPart == 0) QueryPerformanceFrequency(&freq);
+    QueryPerformanceCounter(&now);
+    return (long long)(now.QuadPart / freq.QuadPart) * 1000000000LL
+           + (long long)(now.QuadPart % freq.QuadPart) * 1000000000LL / freq.QuadPart;
 }
 
 static inline void lzb_set_helper_spin(long long max_ns, long long min_ns) {
