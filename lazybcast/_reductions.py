@@ -61,6 +61,8 @@ _NAN_NAMES: dict[np.ufunc, str] = {np.add: "nansum", np.multiply: "nanprod", np.
 def _axes(axis, ndim):
     if axis is None:
         return tuple(range(ndim))
+    if type(axis) is int and -ndim <= axis < ndim:  # (the common case, without NumPy's call)
+        return (axis + ndim if axis < 0 else axis,)
     try:
         return tuple(sorted(normalize_axis_tuple(axis, ndim)))
     except (TypeError, ValueError):
@@ -144,10 +146,17 @@ def _numpy(name, view, **kwargs):
 # -- the repetition algebra ------------------------------------------------------------------
 
 
+_WIDE: "dict[np.dtype, np.dtype]" = {}
+
+
 def _wide(dtype):
     """The dtype to scale a floating result in: float64 for float16/32 (one rounding at the
-    end), the dtype itself for float64 and wider."""
-    return np.result_type(dtype, np.float64)
+    end), the dtype itself for float64 and wider. (Memoized: ``np.result_type`` costs about
+    a microsecond, and a small reduction asks up to three times.)"""
+    wide = _WIDE.get(dtype)
+    if wide is None:
+        wide = _WIDE[dtype] = np.result_type(dtype, np.float64)
+    return wide
 
 
 def _times(r, k):
@@ -212,6 +221,11 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
     if keepdims is _NoValue:
         keepdims = False
     kind = _KIND.get(ufunc)
+    if (axis is None and out is None and not keepdims and initial is _NoValue and where is True
+            and not nan and view.ndim and 0 not in view.shape):
+        whole = _whole(ufunc, kind, view, dtype)
+        if whole is not None:
+            return whole
     plain = (kind is not None and (where is True or where is _NoValue) and view.ndim > 0
              and not _is_object(view, dtype))
     if plain:
@@ -229,9 +243,17 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
         kwargs["dtype"] = dtype
     if initial is not _NoValue and (empty or kind == "same"):
         kwargs["initial"] = initial
-    r = numpy_reduce(src, axis=axes, keepdims=True, **kwargs)
+    k = 0 if empty else _repeats(view, src, axes)
+    if (k > 1 and kind in ("times", "power") and not kwargs and src.dtype.kind in "fc"
+            and _wide(src.dtype) != src.dtype):
+        # A float16/32 (complex64) sum or product, whose result has the source's dtype: one
+        # reduction, in float64, then the repetition, rounded once.
+        wide = numpy_reduce(src, axis=axes, keepdims=True, dtype=_wide(src.dtype))
+        r = (_times(wide, k) if kind == "times" else _power(wide, k)).astype(src.dtype)
+        k = 1
+    else:
+        r = numpy_reduce(src, axis=axes, keepdims=True, **kwargs)
     if not empty:
-        k = _repeats(view, src, axes)
         if k > 1 and kind != "same" and r.dtype.kind in "fc" and _wide(r.dtype) != r.dtype:
             # float16/32 (complex64): the source's reduction and the repetition in float64,
             # rounded once to the result dtype (NumPy rounds every partial sum).
@@ -251,6 +273,30 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
                                                                 {"dtype": dtype}))
             ufunc(r, start, out=r)
     return _finish(r, view, axes, keepdims, out)
+
+
+def _whole(ufunc, kind, view, dtype):
+    """``ufunc.reduce(view, axis=None, dtype=dtype)`` without other options, for the most
+    common calls (``view.max()``, ``view.sum()``, ``view.any()``, ``view.prod()``) at a
+    fraction of the general path's overhead: a minimum, maximum, ``all`` or ``any`` is the
+    source's own; a floating sum (product) is the source's in float64 (or wider) times (to the
+    power of) the repetition, rounded once, as the general path computes it. None for
+    everything else. (A 4x4 float32 view, Zen 3: ``max`` 6.9 -> 2.0 us, ``sum`` 15.4 -> 3.2
+    us; NumPy's on ``np.broadcast_to`` 1.4 us.)"""
+    src = view._source
+    if kind == "same" and src.dtype.kind != "O":
+        return ufunc.reduce(src, axis=None, dtype=dtype)
+    if (kind not in ("times", "power") or dtype is not None
+            or src.dtype.kind not in ("fc" if kind == "times" else "f")):
+        return None
+    k = view.size // src.size
+    if k == 1:
+        return ufunc.reduce(src, axis=None)
+    wide = _wide(src.dtype)
+    total = ufunc.reduce(src, axis=None, dtype=wide)
+    if kind == "times":
+        return src.dtype.type(total * k)
+    return src.dtype.type(np.power(total, wide.type(k)))
 
 
 def ufunc_reduce(ufunc, inputs, kwargs):
@@ -389,6 +435,20 @@ def std(view, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
 # -- argmin / argmax ---------------------------------------------------------------------------
 
 
+def _logical_flat(i, src_shape, shape):
+    """The C-order flat index in ``shape`` of the source's flat index ``i``: the same
+    coordinates, 0 on the broadcast axes (``np.ravel_multi_index(np.unravel_index(...))``
+    in Python ints, a fifth of their cost)."""
+    coords = []
+    for n in reversed(src_shape):
+        i, c = divmod(i, n)
+        coords.append(c)
+    flat = 0
+    for c, m in zip(reversed(coords), shape):
+        flat = flat * m + c
+    return flat
+
+
 def _arg(name, view, axis, out, keepdims):
     if keepdims is _NoValue:
         keepdims = False
@@ -401,8 +461,9 @@ def _arg(name, view, axis, out, keepdims):
             if axis is None:
                 # The first occurrence in the logical C order has every broadcast coordinate
                 # 0 and the source's first occurrence for the others.
-                i = getattr(np, name)(src)
-                flat = np.ravel_multi_index(np.unravel_index(i, src.shape), view.shape)
+                flat = _logical_flat(int(getattr(np, name)(src)), src.shape, view.shape)
+                if out is None and not keepdims:
+                    return np.intp(flat)
                 r = np.full((1,) * view.ndim, flat, dtype=np.intp)
             else:  # along a broadcast axis (size 1 in the source) every index is 0
                 r = getattr(np, name)(src, axis=axes[0], keepdims=True)
