@@ -410,3 +410,21 @@ def test_isin_stays_lazy(invert):
     expected = np.isin(np.broadcast_to(src, (1000, 4)), [3.0, 1.0], invert=invert)
     assert type(got) is BroadcastView and got.source.size == 4
     np.testing.assert_array_equal(got.materialize(), expected)
+
+
+@pytest.mark.parametrize("dtype, seed", [("f2", 36), ("f4", 4), ("c8", 2)])
+def test_whole_float_reductions_round_once(dtype, seed):
+    """view.sum() and view.mean() without options (their short path) compute in float64
+    (complex128) and round once to the narrow dtype, as the general path does: equal to that
+    reference, for sources whose narrow-dtype sum or mean rounds differently (NumPy's own
+    float16/32 result then differs from this one)."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(999) + (1j * rng.standard_normal(999) if dtype == "c8" else 0)
+    src = (x * (3 if dtype == "f2" else 1000)).astype(dtype).reshape(999, 1)
+    view = lazybcast.broadcast_to(src, (999, 7))
+    wide = np.complex128 if dtype == "c8" else np.float64
+    for got, want in [(view.sum(), np.sum(src, dtype=wide) * 7),
+                      (view.mean(), np.mean(src, dtype=wide)),
+                      (view.sum(axis=(0, 1)), np.sum(src, dtype=wide) * 7)]:
+        assert type(got) is np.dtype(dtype).type
+        assert got == np.dtype(dtype).type(want), (got, want)
