@@ -59,5 +59,5 @@ def _plan_py(
     dstrides: tuple[int, ...],  # tuple
     itemsize: int,  # intp_t
 ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]: ...
-def simd_features() -> tuple[str, ...]: ...  # ("SSE2", "SSSE3", "AVX2") or fewer; () off x86-64
+def simd_features() -> tuple[str, ...]: ...  # ("SSE2", "SSSE3", "AVX2", "ERMS") or fewer; () off x86-64
 def _limit_simd(names: tuple[str, ...] | list[str] | set[str] | None) -> tuple[str, ...]: ...

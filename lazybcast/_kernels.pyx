@@ -239,14 +239,15 @@ def copy_broadcast(cnp.ndarray src not None, cnp.ndarray out not None, threads=N
 
 
 # Each name with its bit in lzb_cpu_in_use(); SSE2 is compiled in, the others chosen at run time.
-_FEATURES = {"SSE2": 2, "SSSE3": 0, "AVX2": 1}
+_FEATURES = {"SSE2": 2, "SSSE3": 0, "AVX2": 1, "ERMS": 3}
 
 
 def simd_features():
     """The vector extensions the kernels use on this CPU: SSE2 on x86-64 (always), SSSE3 and
-    AVX2 when the CPU has them (chosen at run time); none elsewhere (portable C loops).
+    AVX2 when the CPU has them (chosen at run time), and ERMS (fast ``rep stos``: long fills
+    of 2- to 8-byte items); none elsewhere (portable C loops).
 
-    >>> set(simd_features()) <= {"SSE2", "SSSE3", "AVX2"}
+    >>> set(simd_features()) <= {"SSE2", "SSSE3", "AVX2", "ERMS"}
     True
     """
     cdef int bits = lzb_cpu_in_use()
@@ -302,12 +303,13 @@ def _last_threads():
 
 def _limit_simd(names):
     """Test hook: let the kernels choose only the named run-time extensions ("SSSE3",
-    "AVX2"); ``None``: all the CPU has. Returns :func:`simd_features`."""
+    "AVX2", "ERMS"); ``None``: all the CPU has. Returns :func:`simd_features`."""
     cdef int mask = -1
     if names is not None:
-        unknown = set(names) - {"SSSE3", "AVX2"}
+        unknown = set(names) - {"SSSE3", "AVX2", "ERMS"}
         if unknown:
-            raise ValueError(f"names must be among 'SSSE3' and 'AVX2', got {sorted(unknown)}")
+            raise ValueError(
+                f"names must be among 'SSSE3', 'AVX2' and 'ERMS', got {sorted(unknown)}")
         mask = sum(1 << _FEATURES[name] for name in set(names))
     lzb_cpu_limit(mask)
     return simd_features()

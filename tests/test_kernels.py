@@ -434,11 +434,12 @@ def test_large_reversed_run_with_streaming_stores(dtype):
 
 def test_simd_features_can_be_limited_and_restored():
     detected = _kernels.simd_features()
-    assert set(detected) <= {"SSE2", "SSSE3", "AVX2"}
+    assert set(detected) <= {"SSE2", "SSSE3", "AVX2", "ERMS"}
     compiled = tuple(f for f in detected if f == "SSE2")
     try:
         assert _kernels._limit_simd(()) == compiled
-        assert _kernels._limit_simd(["AVX2"]) == tuple(f for f in detected if f != "SSSE3")
+        assert _kernels._limit_simd(["AVX2"]) == tuple(f for f in detected if f in ("SSE2", "AVX2"))
+        assert _kernels._limit_simd(["ERMS"]) == tuple(f for f in detected if f in ("SSE2", "ERMS"))
         with pytest.raises(ValueError, match="AVX512"):
             _kernels._limit_simd(["AVX512"])
     finally:
@@ -469,6 +470,32 @@ def test_repeated_item_rows_stay_inside_their_rows(dtype, simd):
             lazybcast.broadcast_to(source, (rows, k)).materialize(out=out)
             _assert_same_bytes(out, want)
             _assert_same_bytes(flat[[0, -1]], before[[0, -1]])
+
+
+@pytest.mark.parametrize("dtype", [np.int16, np.float32, np.float64])
+def test_long_item_rows_stay_inside_their_rows(dtype, simd):
+    """Rows of one 2-, 4- or 8-byte item from 2 kB are `rep stos` fills where the CPU has
+    ERMS (vector stores otherwise): lengths around that threshold, rows apart (a guard column
+    on each side) and at every item offset of a packed output (guard items around it), must
+    give NumPy's bytes and leave every guard as it was."""
+    size = np.dtype(dtype).itemsize
+    for k in sorted({2048 // size - 1, 2048 // size, 2048 // size + 1, 4096 // size + 3}):
+        source = _data((5, 1), dtype)
+        want = _expected(source, (5, k))
+        guarded = _data((5, k + 2), dtype)[::-1]
+        before = guarded.copy()
+        out = guarded[:, 1:k + 1]
+        lazybcast.broadcast_to(source, (5, k)).materialize(out=out)
+        _assert_same_bytes(out, want)
+        _assert_same_bytes(guarded[:, [0, k + 1]], before[:, [0, k + 1]])
+        for offset in range(1, 9):  # one long run: a scalar filling a whole packed output
+            flat = _data((k + offset + 3,), dtype)
+            before = flat.copy()
+            out = flat[offset:offset + k]
+            lazybcast.broadcast_to(source[2, 0], (k,)).materialize(out=out)
+            _assert_same_bytes(out, np.full(k, source[2, 0], dtype))
+            _assert_same_bytes(flat[:offset], before[:offset])
+            _assert_same_bytes(flat[offset + k:], before[offset + k:])
 
 
 @pytest.mark.parametrize("dtype", ITEM_DTYPES)
