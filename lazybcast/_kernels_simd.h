@@ -59,7 +59,10 @@ static inline int lzb_cpu(void) {
         __builtin_cpu_init();
         lzb_cpu_state = (__builtin_cpu_supports("ssse3") ? 1 : 0)
                         | (__builtin_cpu_supports("avx2") ? 2 : 0)
-                        | (lzb_cpuid_erms() ? 8 : 0);
+#if defined(__x86_64__)  /* (the rep stos fills are x86-64 code) */
+                        | (lzb_cpuid_erms() ? 8 : 0)
+#endif
+                        ;
     }
     return lzb_cpu_state;
 }

@@ -473,11 +473,21 @@ def test_repeated_item_rows_stay_inside_their_rows(dtype, simd):
 
 
 @pytest.mark.parametrize("dtype", [np.int16, np.float32, np.float64])
-def test_long_item_rows_stay_inside_their_rows(dtype, simd):
+@pytest.mark.parametrize("level", [None, ("SSSE3", "AVX2"), ()])
+def test_long_item_rows_stay_inside_their_rows(dtype, level):
     """Rows of one 2-, 4- or 8-byte item from 2 kB are `rep stos` fills where the CPU has
-    ERMS (vector stores otherwise): lengths around that threshold, rows apart (a guard column
-    on each side) and at every item offset of a packed output (guard items around it), must
-    give NumPy's bytes and leave every guard as it was."""
+    ERMS, AVX2 stores without it, SSE2 stores without either (each level run here): lengths
+    around that threshold, rows apart (a guard column on each side) and at every item offset
+    of a packed output (guard items around it), must give NumPy's bytes and leave every guard
+    as it was."""
+    _kernels._limit_simd(level)
+    try:
+        _check_long_item_rows(dtype)
+    finally:
+        _kernels._limit_simd(None)
+
+
+def _check_long_item_rows(dtype):
     size = np.dtype(dtype).itemsize
     for k in sorted({2048 // size - 1, 2048 // size, 2048 // size + 1, 4096 // size + 3}):
         source = _data((5, 1), dtype)

@@ -428,3 +428,31 @@ def test_whole_float_reductions_round_once(dtype, seed):
                       (view.sum(axis=(0, 1)), np.sum(src, dtype=wide) * 7)]:
         assert type(got) is np.dtype(dtype).type
         assert got == np.dtype(dtype).type(want), (got, want)
+
+
+@pytest.mark.parametrize("dtype", [">f2", ">f4", ">f8", ">c8", ">c16", ">i4"])
+@pytest.mark.parametrize("name", ["sum", "prod", "mean", "nansum", "max"])
+def test_big_endian_sources_reduce_to_numpys_dtype(dtype, name):
+    """A source in non-native byte order reduces to NumPy's result dtype (native order) on
+    every path: whole array, along a repeated axis, along a kept one, keepdims."""
+    src = np.array([[1.5, -2.0, 3.0]]).astype(dtype)
+    view = lazybcast.broadcast_to(src, (4, 3))
+    ref = np.broadcast_to(src, (4, 3))
+    func = getattr(np, name)
+    for kwargs in ({}, {"axis": 0}, {"axis": 1}, {"axis": 0, "keepdims": True}):
+        got, want = func(view, **kwargs), func(ref, **kwargs)
+        assert np.asarray(got).dtype == np.asarray(want).dtype, (kwargs, got, want)
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-3)
+
+
+def test_complex_sums_scale_each_part():
+    """A complex sum over a repeated axis scales the real and imaginary parts on their own,
+    as repeated additions do: inf + 0j summed 3 times is inf + 0j, not inf + nanj."""
+    src = np.array([[np.inf + 0j], [1j]])
+    for dtype in (np.complex64, np.complex128):
+        view = lazybcast.broadcast_to(src.astype(dtype), (2, 3))
+        ref = np.broadcast_to(src.astype(dtype), (2, 3))
+        for kwargs in ({}, {"axis": 1}, {"axis": (0, 1)}):
+            got, want = np.asarray(view.sum(**kwargs)), ref.sum(**kwargs)
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)
