@@ -117,8 +117,14 @@ def _out_fits(out, shape):
 
 def _finish(r, view, axes, keepdims, out):
     """The compact result ``r`` (reduced axes kept, size 1) as NumPy returns it."""
-    full = _result_shape(view.shape, axes, keepdims)
-    if not keepdims:
+    if keepdims:
+        full = _result_shape(view.shape, axes, True)
+    elif len(axes) == 1:  # (the common case, by slicing)
+        a = axes[0]
+        full = view.shape[:a] + view.shape[a + 1:]
+        r = r.reshape(r.shape[:a] + r.shape[a + 1:])
+    else:
+        full = _result_shape(view.shape, axes, False)
         r = r.reshape([n for d, n in enumerate(r.shape) if d not in axes])
     if out is not None:
         make_view(r, r.shape, full, "numpy").materialize(out=out)
@@ -234,14 +240,13 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
              and not _is_object(view, dtype))
     if plain:
         axes = _axes(axis, view.ndim)
-        fits = _out_fits(out, _result_shape(view.shape, axes, keepdims))
-        plain = fits is not False
+        plain = out is None or _out_fits(out, _result_shape(view.shape, axes, keepdims))
     if not plain:
         return _numpy(_NAN_NAMES[ufunc] if nan else ufunc, view, axis=axis, dtype=dtype,
                       out=out, keepdims=keepdims, initial=initial, where=where)
     numpy_reduce = getattr(np, _NAN_NAMES[ufunc]) if nan else ufunc.reduce
     src = _source(view, axes)
-    empty = builtins.any(view.shape[d] == 0 for d in axes)
+    empty = 0 in view.shape and builtins.any(view.shape[d] == 0 for d in axes)
     kwargs = _temp(src, axes, out)
     if dtype is not None:
         kwargs["dtype"] = dtype
