@@ -37,8 +37,14 @@ _PLAIN = frozenset((BroadcastView, np.ndarray, type(None), *_PY_SCALARS))
 
 def _broadcast_shapes(shapes):
     """``np.broadcast_shapes`` for tuples of ints, without its arrays (ValueError alike)."""
-    if len(shapes) == 1 or (len(shapes) == 2 and shapes[0] == shapes[1]):  # the usual cases
+    if len(shapes) == 1:  # (the usual cases first: one operand, one shape, or a scalar)
         return shapes[0]
+    if len(shapes) == 2:
+        a, b = shapes
+        if a == b or not b:
+            return a
+        if not a:
+            return b
     ndim = max(map(len, shapes), default=0)
     out = [1] * ndim
     for shape in shapes:
