@@ -1,9 +1,8 @@
 """Reductions of views at source cost: a broadcast axis only repeats values.
 
-Reducing along a broadcast axis of size ``n`` is algebra on the source: a sum is ``n`` times
-the source's sum (in the result dtype, so integers wrap as NumPy's repeated additions do), a
-product its ``n``-th power (square-and-multiply in the result dtype for integers, ``pow`` for
-floats), a mean, minimum, maximum, ``any`` or ``all`` is unchanged, a variance keeps the
+Reducing along a broadcast axis of size ``n`` is algebra on the source (the sums, products and
+the like: :mod:`lazybcast._repetition`): a sum is ``n`` times the source's sum, a product its
+``n``-th power, a mean, minimum, maximum, ``any`` or ``all`` is unchanged, a variance keeps the
 source's moments (the divisor ``N - ddof`` with ``N`` the logical count), ``argmin`` /
 ``argmax`` along it are 0. Everything else runs in NumPy on the compact source, so the cost
 follows the source's size, not the logical size. Results that still repeat along the kept axes
@@ -28,6 +27,7 @@ import builtins
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
+from lazybcast._repetition import KIND, narrow, scale, wide
 from lazybcast._ufuncs import _check_writeable
 from lazybcast._view import BroadcastView, make_view
 
@@ -38,17 +38,6 @@ __all__ = [
 ]
 
 _NoValue = np._NoValue
-
-#: Reductions whose value along a repeated axis is algebra on one copy.
-_KIND: dict[np.ufunc, str] = {
-    np.add: "times",
-    np.multiply: "power",
-    np.bitwise_xor: "parity",
-    np.logical_xor: "parity",
-    **{u: "same" for u in (np.minimum, np.maximum, np.fmin, np.fmax, np.logical_and,
-                           np.logical_or, np.bitwise_and, np.bitwise_or, np.gcd, np.lcm)},
-}
-
 
 #: The NaN-ignoring NumPy function for a reduction ufunc (NaN counts as the identity).
 _NAN_NAMES: dict[np.ufunc, str] = {np.add: "nansum", np.multiply: "nanprod", np.minimum: "nanmin",
@@ -149,72 +138,13 @@ def _numpy(name, view, **kwargs):
     return func(np.asarray(view), **kwargs)
 
 
-# -- the repetition algebra ------------------------------------------------------------------
-
-
-_WIDE: "dict[np.dtype, np.dtype]" = {}
-
-
-def _wide(dtype):
-    """The dtype to scale a floating result in: float64 for float16/32 (one rounding at the
-    end), the dtype itself for float64 and wider. (Memoized: ``np.result_type`` costs about
-    a microsecond, and a small reduction asks up to three times.)"""
-    wide = _WIDE.get(dtype)
-    if wide is None:
-        wide = _WIDE[dtype] = np.result_type(dtype, np.float64)
-    return wide
-
-
-def _times(r, k):
-    """``r`` summed ``k`` times, in place, in ``r``'s dtype."""
-    if k == 1 or r.dtype.kind == "b":  # a bool "sum" is a logical or: repeating is a no-op
-        return r
-    kind = r.dtype.kind
-    if kind in "iu":
-        # k is reduced modulo 2**bits by the cast: the same wrap as k repeated additions.
-        np.multiply(r, np.array(k).astype(r.dtype), out=r)
-    elif kind == "f":
-        wide = _wide(r.dtype)
-        np.multiply(r, np.array(k, dtype=wide), out=r, dtype=wide, casting="unsafe")
-    elif kind == "c":
-        # Each part on its own, as repeated additions scale it: a complex product by k + 0j
-        # would turn inf + 0j into inf + nanj (inf * 0).
-        for part in (r.real, r.imag):
-            _times(part, k)
-    else:  # timedelta64, object
-        np.multiply(r, k, out=r)
-    return r
-
-
-def _power(r, k):
-    """``r`` multiplied by itself ``k`` times, in place, in ``r``'s dtype."""
-    if k == 1:
-        return r
-    if r.dtype.kind == "f":
-        wide = _wide(r.dtype)
-        np.power(r, np.array(k, dtype=wide), out=r, dtype=wide, casting="unsafe")
-        return r
-    # Integers (wrapping), bool (logical and), complex, object: square and multiply; every
-    # product is rounded or wrapped as NumPy's repeated multiplication rounds or wraps it.
-    base = r.astype(_wide(r.dtype)) if r.dtype.kind == "c" else r.copy()
-    acc = None
-    while True:
-        if k & 1:
-            acc = base.copy() if acc is None else np.multiply(acc, base, out=acc)
-        k >>= 1
-        if not k:
-            break
-        np.multiply(base, base, out=base)
-    r[...] = acc
-    return r
-
-
 # -- ufunc.reduce and the methods built on it ----------------------------------------------------
 
 
 def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_NoValue,
            where=True, *, nan=False):
-    """``ufunc.reduce(view, ...)`` at source cost for the ufuncs in :data:`_KIND`.
+    """``ufunc.reduce(view, ...)`` at source cost for the ufuncs in
+    :data:`lazybcast._repetition.KIND`.
 
     Parameters are :meth:`numpy.ufunc.reduce`'s; ``out`` may also be a 1-tuple. ``nan=True``
     reduces as NumPy's NaN-ignoring function does (``np.nansum`` for ``np.add``, ...).
@@ -230,9 +160,8 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
         out = out[0] if len(out) == 1 else out
     if keepdims is _NoValue:
         keepdims = False
-    kind = _KIND.get(ufunc)
-    if (axis is None and out is None and not keepdims and initial is _NoValue and where is True
-            and not nan and view.ndim and 0 not in view.shape):
+    kind = KIND.get(ufunc)
+    if initial is _NoValue and not nan and _whole_call(view, axis, out, keepdims, where):
         whole = _whole(ufunc, kind, view, dtype)
         if whole is not None:
             return whole
@@ -247,36 +176,30 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
     numpy_reduce = getattr(np, _NAN_NAMES[ufunc]) if nan else ufunc.reduce
     src = _source(view, axes)
     empty = 0 in view.shape and builtins.any(view.shape[d] == 0 for d in axes)
+    k = 0 if empty else _repeats(view, src, axes)
     kwargs = _temp(src, axes, out)
     if dtype is not None:
         kwargs["dtype"] = dtype
     if initial is not _NoValue and (empty or kind == "same"):
         kwargs["initial"] = initial
-    k = 0 if empty else _repeats(view, src, axes)
-    if (k > 1 and kind in ("times", "power") and not kwargs and src.dtype.kind in "fc"
-            and _wide(src.dtype).type is not src.dtype.type):
-        # A float16/32 (complex64) sum or product, whose result has the source's dtype (in
-        # native byte order, as NumPy's): one reduction, in float64, then the repetition,
-        # rounded once.
-        wide = numpy_reduce(src, axis=axes, keepdims=True, dtype=_wide(src.dtype))
-        r = (_times(wide, k) if kind == "times" else _power(wide, k)).astype(
-            src.dtype.newbyteorder("="))
-        k = 1
+    scaled = k > 1 and kind in ("times", "power")
+    if scaled and not kwargs and narrow(src.dtype):
+        r = None  # the result dtype is the source's, in native order (NumPy's): no reduction
+        target = src.dtype.newbyteorder("=")
     else:
-        r = numpy_reduce(src, axis=axes, keepdims=True, **kwargs)
+        r = numpy_reduce(src, axis=axes, keepdims=True, **kwargs)  # NumPy resolves the dtype
+        target = r.dtype                                           # and checks out='s casting
+    if scaled and narrow(target):
+        # float16/32 (complex64): the source's reduction and the repetition in float64,
+        # rounded once to the result dtype (NumPy rounds every partial sum).
+        w = scale(numpy_reduce(src, axis=axes, keepdims=True, dtype=wide(target)), kind, k)
+        if r is None:
+            r = w.astype(target)
+        else:
+            r[...] = w
+        k = 1
     if not empty:
-        if k > 1 and kind != "same" and r.dtype.kind in "fc" and _wide(r.dtype) != r.dtype:
-            # float16/32 (complex64): the source's reduction and the repetition in float64,
-            # rounded once to the result dtype (NumPy rounds every partial sum).
-            wide = numpy_reduce(src, axis=axes, keepdims=True, dtype=_wide(r.dtype))
-            r[...] = _times(wide, k) if kind == "times" else _power(wide, k)
-            k = 1
-        if kind == "times":
-            r = _times(r, k)
-        elif kind == "power":
-            r = _power(r, k)
-        elif kind == "parity" and k % 2 == 0:
-            r[...] = 0  # x ^ x == 0: pairs cancel
+        r = scale(r, kind, k)
         if initial is not _NoValue and kind != "same":
             # NumPy converts ``initial`` itself (NEP 50: out of range raises): reduce nothing.
             start = ufunc.reduce(np.empty(0, src.dtype), initial=initial,
@@ -302,11 +225,18 @@ def _whole(ufunc, kind, view, dtype):
     k = view.size // src.size
     if k == 1:
         return ufunc.reduce(src, axis=None)
-    wide = _wide(src.dtype)
-    total = ufunc.reduce(src, axis=None, dtype=wide)
+    w = wide(src.dtype)
+    total = ufunc.reduce(src, axis=None, dtype=w)
     if kind == "times":
         return src.dtype.type(total * k)
-    return src.dtype.type(np.power(total, wide.type(k)))
+    return src.dtype.type(np.power(total, w.type(k)))
+
+
+def _whole_call(view, axis, out, keepdims, where):
+    """True for a call over the whole of a non-empty view without options (``axis=None``,
+    no ``out``, ``keepdims`` or ``where``): the short paths' case."""
+    return (axis is None and out is None and not keepdims and where is True and view.ndim > 0
+            and 0 not in view.shape)
 
 
 def ufunc_reduce(ufunc, inputs, kwargs):
@@ -356,19 +286,19 @@ def _in_float64(func, src, axes, dtype, out, real=False, **kwargs):
     ``out``), computed in float64 and rounded once when NumPy would compute in float16/32 or
     complex64: the source is small, so the wider pass costs little and is more accurate.
     ``real``: ``func`` is a variance (real for complex data unless ``dtype`` says otherwise)."""
-    narrow = np.dtype(dtype) if dtype is not None else src.dtype
-    if narrow.kind not in "fc" or _wide(narrow) == narrow:
+    dt = np.dtype(dtype) if dtype is not None else src.dtype
+    if not narrow(dt):
         return func(src, axis=axes, dtype=dtype, keepdims=True, **_temp(src, axes, out),
                     **kwargs)
-    wide = func(src, axis=axes, dtype=_wide(narrow), keepdims=True, **kwargs)
-    target = np.finfo(narrow).dtype if real and dtype is None else narrow  # NumPy's dtype
-    if target.kind == "f" and wide.dtype.kind == "c":
-        wide = wide.real
+    w = func(src, axis=axes, dtype=wide(dt), keepdims=True, **kwargs)
+    target = np.finfo(dt).dtype if real and dtype is None else dt  # NumPy's dtype
+    if target.kind == "f" and w.dtype.kind == "c":
+        w = w.real
     if out is not None:
         r = _temp(src, axes, out)["out"]
-        np.copyto(r, wide, casting="unsafe")
+        np.copyto(r, w, casting="unsafe")
         return r
-    return wide.astype(target.newbyteorder("="))  # (native order, as NumPy's result)
+    return w.astype(target.newbyteorder("="))  # (native order, as NumPy's result)
 
 
 def mean(view, axis=None, dtype=None, out=None, keepdims=False, *, where=True, name="mean"):
@@ -382,15 +312,15 @@ def mean(view, axis=None, dtype=None, out=None, keepdims=False, *, where=True, n
     """
     if keepdims is _NoValue:
         keepdims = False
-    if (axis is None and dtype is None and out is None and not keepdims and where is True
-            and view.ndim and 0 not in view.shape and view.dtype.kind in "biufc"):
+    if dtype is None and view.dtype.kind in "biufc" and _whole_call(view, axis, out, keepdims,
+                                                                    where):
         # view.mean(), the most common call: the source's (in float64 for float16/32 and
         # complex64, rounded once), as the general path below computes it, without its
         # overhead (a 4x4 float32 view, Zen 3: 12.4 -> 6 us; NumPy 5.5 us).
         src = view._source
         func = getattr(np, name)
-        if src.dtype.kind in "fc" and _wide(src.dtype).type is not src.dtype.type:
-            return src.dtype.type(func(src, dtype=_wide(src.dtype)))
+        if narrow(src.dtype):
+            return src.dtype.type(func(src, dtype=wide(src.dtype)))
         return func(src)
     if (where is True or where is _NoValue) and view.ndim > 0 and not _is_object(view, dtype):
         axes = _axes(axis, view.ndim)

@@ -456,3 +456,26 @@ def test_complex_sums_scale_each_part():
             got, want = np.asarray(view.sum(**kwargs)), ref.sum(**kwargs)
             assert got.dtype == want.dtype
             np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype, seed", [("f2", 36), ("f4", 4), ("c8", 2)])
+def test_repeated_float_sums_with_dtype_or_out_round_once(dtype, seed):
+    """With ``dtype=`` or ``out=`` (NumPy then resolves the result dtype), a float16/32
+    (complex64) sum over a repeated axis is still the source's sum and the repetition in
+    float64 (complex128), rounded once: equal to that reference, on sources whose
+    narrow-dtype sum rounds differently."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(999) + (1j * rng.standard_normal(999) if dtype == "c8" else 0)
+    src = (x * (3 if dtype == "f2" else 1000)).astype(dtype).reshape(1, 999)
+    view = lazybcast.broadcast_to(src, (7, 999))
+    wide = np.complex128 if dtype == "c8" else np.float64
+    want = np.dtype(dtype).type(np.sum(src, dtype=wide) * 7)
+    assert np.dtype(dtype).type(np.sum(src) * 7) != want  # the narrow sum differs
+    for kwargs in ({"dtype": dtype}, {"dtype": dtype, "keepdims": True},
+                   {"out": np.empty((), dtype)}, {"out": np.empty((1, 1), dtype),
+                                                  "keepdims": True}):
+        got = view.sum(axis=(0, 1), **kwargs)
+        assert np.asarray(got).dtype == np.dtype(dtype)
+        assert np.asarray(got).ravel()[0] == want, (kwargs, got, want)
+        if "out" in kwargs:
+            assert got is kwargs["out"]
