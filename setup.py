@@ -49,6 +49,7 @@ macros = [("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")]
 KERNEL_PARTS = [
     "lazybcast/_kernels.pxd",
     "lazybcast/_kernels_simd.h",
+    "lazybcast/_kernels_simd_fill.h",
     "lazybcast/_kernels_simd_layout.h",
     "lazybcast/_kernels_simd_reverse.h",
     "lazybcast/_kernels_simd_tiles.h",

@@ -24,8 +24,10 @@ between them is a direct C call, inlined where marked ``inline``):
 ``_kernels_job.pxi``         blocks of work, helper threads (``_kernels_team.h``), Ctrl-C,
                              ``threads_for``
 ``_kernels_gather.pxi``      ``gather``: index arrays to a table of offsets, then a plan
-``_kernels_simd.h``          the vector code (SSE2, SSSE3, AVX2 chosen at run time): streaming
-                             stores, repeated-item rows
+``_kernels_simd.h``          the vector code's base (SSE2, SSSE3, AVX2, ERMS chosen at run
+                             time): the CPU's answer, copies, streaming stores
+``_kernels_simd_fill.h``     rows of one repeated item: packed shuffles (np.repeat), ``rep
+                             stos``, overlapping word and vector stores
 ``_kernels_simd_reverse.h``  the vector code of reversed runs (SSE2, AVX2)
 ``_kernels_simd_layout.h``   the vector code of image channels (CHW <-> HWC), and the shuffle
                              masks' set-up at import
@@ -96,11 +98,13 @@ cdef extern from "_kernels_simd.h":
     void lzb_stream_fill(char* dst, int byte, size_t n) noexcept nogil
     void lzb_stream_fence() noexcept nogil
     int lzb_stream_pattern(char* dst, const char* item, intp_t size, intp_t len) noexcept nogil
-    int lzb_fill_rows(char* dst, intp_t dstep, const char* src, intp_t sstep, intp_t n,
-                      intp_t size, intp_t len) noexcept nogil
     bint lzb_all_zero(const char* p, size_t n) noexcept nogil
     int lzb_cpu_limit(int mask) noexcept nogil
     int lzb_cpu_in_use() noexcept nogil
+
+cdef extern from "_kernels_simd_fill.h":
+    int lzb_fill_rows(char* dst, intp_t dstep, const char* src, intp_t sstep, intp_t n,
+                      intp_t size, intp_t len) noexcept nogil
 
 cdef extern from "_kernels_simd_reverse.h":
     int lzb_reverse(char* dst, const char* src, intp_t n, intp_t size) noexcept nogil

@@ -9,7 +9,7 @@
 #ifndef LAZYBCAST_KERNELS_SIMD_LAYOUT_H
 #define LAZYBCAST_KERNELS_SIMD_LAYOUT_H
 
-#include "_kernels_simd.h"
+#include "_kernels_simd_fill.h"  /* (the masks of lzb_fill_rows, set up here) */
 
 /* ---- Channels: interleave and deinterleave ----------------------------------------------
  * The transposes with a short side: c = 2, 3 or 4 channels of items of 1, 2 or 4 bytes
