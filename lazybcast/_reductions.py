@@ -27,7 +27,8 @@ import builtins
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
-from lazybcast._repetition import KIND, narrow, scale, wide
+from lazybcast._repetition import (KIND, narrow, reported, rounded, rounded_scalar, scale,
+                                   wide)
 from lazybcast._ufuncs import _check_writeable
 from lazybcast._view import BroadcastView, make_view
 
@@ -183,21 +184,21 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
     if initial is not _NoValue and (empty or kind == "same"):
         kwargs["initial"] = initial
     scaled = k > 1 and kind in ("times", "power")
-    if scaled and not kwargs and narrow(src.dtype):
-        r = None  # the result dtype is the source's, in native order (NumPy's): no reduction
-        target = src.dtype.newbyteorder("=")
-    else:
-        r = numpy_reduce(src, axis=axes, keepdims=True, **kwargs)  # NumPy resolves the dtype
-        target = r.dtype                                           # and checks out='s casting
+    if scaled and not kwargs:
+        target = src.dtype  # (the result's for floats; for integers it is not narrow anyway)
+    elif scaled:
+        # The result dtype, as NumPy resolves it (and checks out='s casting), from an empty
+        # reduction: no value computed, no warning.
+        cut = src[(slice(None),) * axes[0] + (slice(0, 0),)]
+        target = numpy_reduce(cut, axis=axes, keepdims=True, **kwargs).dtype
     if scaled and narrow(target):
         # float16/32 (complex64): the source's reduction and the repetition in float64,
         # rounded once to the result dtype (NumPy rounds every partial sum).
         w = scale(numpy_reduce(src, axis=axes, keepdims=True, dtype=wide(target)), kind, k)
-        if r is None:
-            r = w.astype(target)
-        else:
-            r[...] = w
+        r = rounded(w, target, kwargs.get("out"))
         k = 1
+    else:
+        r = numpy_reduce(src, axis=axes, keepdims=True, **kwargs)
     if not empty:
         r = scale(r, kind, k)
         if initial is not _NoValue and kind != "same":
@@ -227,9 +228,10 @@ def _whole(ufunc, kind, view, dtype):
         return ufunc.reduce(src, axis=None)
     w = wide(src.dtype)
     total = ufunc.reduce(src, axis=None, dtype=w)
-    if kind == "times":
-        return src.dtype.type(total * k)
-    return src.dtype.type(np.power(total, w.type(k)))
+    if kind == "times":  # (a float16/32 sum in float64 cannot overflow: see _repetition.times)
+        return rounded_scalar(total * k if narrow(src.dtype) else
+                              reported(np.multiply, total, w.type(k)), src.dtype)
+    return rounded_scalar(reported(np.power, total, w.type(k)), src.dtype)
 
 
 def _whole_call(view, axis, out, keepdims, where):

@@ -24,9 +24,12 @@ calls these.
 array([44], dtype=int8)
 """
 
+import functools
+
 import numpy as np
 
-__all__ = ["KIND", "narrow", "power", "scale", "times", "wide"]
+__all__ = ["KIND", "narrow", "power", "rounded", "rounded_scalar", "reported", "scale",
+           "times", "wide"]
 
 #: Reductions whose value along a repeated axis is algebra on one copy.
 KIND: "dict[np.ufunc, str]" = {
@@ -68,7 +71,9 @@ def times(r, k):
         np.multiply(r, np.array(k).astype(r.dtype), out=r)
     elif kind == "f":
         w = wide(r.dtype)
-        np.multiply(r, np.array(k, dtype=w), out=r, dtype=w, casting="unsafe")
+        # (A float16/32 sum scaled in float64 cannot overflow: at most 2**63 * 2**63 * 2**128.)
+        scale_by = np.multiply if narrow(r.dtype) else functools.partial(reported, np.multiply)
+        scale_by(r, np.array(k, dtype=w), out=r, dtype=w, casting="unsafe")
     elif kind == "c":
         # Each part on its own, as repeated additions scale it: a complex product by k + 0j
         # would turn inf + 0j into inf + nanj (inf * 0).
@@ -85,7 +90,7 @@ def power(r, k):
         return r
     if r.dtype.kind == "f":
         w = wide(r.dtype)
-        np.power(r, np.array(k, dtype=w), out=r, dtype=w, casting="unsafe")
+        reported(np.power, r, np.array(k, dtype=w), out=r, dtype=w, casting="unsafe")
         return r
     # Integers (wrapping), bool (logical and), complex, object: square and multiply; every
     # product is rounded or wrapped as NumPy's repeated multiplication rounds or wraps it.
@@ -111,4 +116,38 @@ def scale(r, kind, k):
         return power(r, k)
     if kind == "parity" and k % 2 == 0:
         r[...] = 0  # x ^ x == 0: pairs cancel
+    return r
+
+
+def rounded(w, dtype, out=None):
+    """The wide result ``w`` rounded once to ``dtype`` (into ``out``, of that dtype, if
+    given). The cast runs as a reduction over one element so that an overflow is reported
+    as NumPy reports it in the narrow reduction it replaces: "overflow encountered in
+    reduce", under ``np.errstate``'s rule (a cast would say "in cast")."""
+    if out is None:
+        out = np.empty(w.shape, dtype.newbyteorder("="))
+    return np.add.reduce(w[np.newaxis], axis=0, out=out)
+
+
+def rounded_scalar(x, dtype):
+    """:func:`rounded` for a NumPy scalar ``x``: a plain conversion when it cannot
+    overflow (the common case, a tenth of the reduction's cost)."""
+    limit = np.finfo(dtype).max
+    if -limit <= x.real <= limit and -limit <= x.imag <= limit:
+        return dtype.type(x)
+    return rounded(np.asarray(x), dtype)[()]
+
+
+
+def reported(ufunc, *args, **kwargs):
+    """``ufunc(*args, **kwargs)`` on real floats, an overflow reported as NumPy reports one in
+    the reduction this replaces: "overflow encountered in reduce", under ``np.errstate``'s
+    rule (``ufunc`` itself would say "in multiply" or "in power")."""
+    caught = []
+    with np.errstate(over="call", call=lambda kind, flag: caught.append(kind)):
+        r = ufunc(*args, **kwargs)
+    if "overflow" in caught:
+        dtype = np.result_type(r)
+        big = np.finfo(dtype).max
+        np.multiply.reduce(np.array([big, big], dtype))  # NumPy's own report
     return r

@@ -7,6 +7,7 @@ shape are views no larger than the source.
 """
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -479,3 +480,42 @@ def test_repeated_float_sums_with_dtype_or_out_round_once(dtype, seed):
         assert np.asarray(got).ravel()[0] == want, (kwargs, got, want)
         if "out" in kwargs:
             assert got is kwargs["out"]
+
+
+def _messages(func):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = func()
+    return np.asarray(result).copy(), sorted({str(w.message) for w in caught})
+
+
+@pytest.mark.parametrize("dtype", ["f2", "f4", "f8"])
+@pytest.mark.parametrize("name", ["sum", "prod"])
+@pytest.mark.parametrize("kwargs", [{}, {"axis": 0}, {"axis": 1}, {"axis": None, "dtype": "same"},
+                                    {"axis": 1, "out": "same"}, {"axis": (0, 1)}])
+def test_overflow_is_reported_as_numpys_reduction(dtype, name, kwargs):
+    """A floating sum or product that overflows warns (or raises, under np.errstate) as
+    NumPy's own reduction does, "overflow encountered in reduce", although lazybcast scales
+    the source's result (with a multiply or a power, in float64 for float16/32, rounded once
+    at the end), whether the scaling or the rounding overflows."""
+    big = np.finfo(dtype).max / 1.5
+    src = np.array([[big], [big]], dtype)
+    view, ref = lazybcast.broadcast_to(src, (2, 5)), np.broadcast_to(src, (2, 5))
+
+    def call(a):
+        kw = dict(kwargs)
+        if kw.get("dtype") == "same":
+            kw["dtype"] = dtype
+        if kw.get("out") == "same":
+            kw["out"] = np.empty(2, dtype)
+        return getattr(a, name)(**kw)
+
+    got, got_messages = _messages(lambda: call(view))
+    want, want_messages = _messages(lambda: call(ref))
+    np.testing.assert_array_equal(got, want)  # inf where NumPy's is inf
+    assert got_messages == want_messages == ["overflow encountered in reduce"]
+    with np.errstate(over="raise"), pytest.raises(FloatingPointError, match="in reduce"):
+        call(view)
+    with np.errstate(over="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        call(view)
