@@ -91,6 +91,9 @@ def _build():
             lambda v: np.nanmean(v, axis=0), lambda t: t.nanmean(dim=0), quick)
         _case("v.argmax()", [((1, 1024), (rows, 1024))], f8,
             lambda v: v.argmax(), lambda t: t.argmax(), quick)
+    for rows, quick in ((4096, True), (16384, False)):  # one row times a matrix, repeated
+        _case("v @ w", [((1, 512), (rows, 512)), ((512, 512), (512, 512))], f4,
+            lambda v, w: v @ w, lambda v, w: v @ w, quick)
     for n, quick in ((512, True), (4096, False)):  # an outer sum: the result is full size
         _case("(a + b).max()", [((n, 1), (n, n)), ((1, n), (n, n))], f4,
             lambda a, b: (a + b).max(), lambda a, b: (a + b).max(), quick)

@@ -6,7 +6,9 @@ The functions in :data:`LAZY` keep a view lazy: the reductions (at source cost, 
 ``np.expand_dims``, ``np.squeeze``, ``np.broadcast_to``: O(ndim), they move the source's axes
 with the view's; ``np.reshape`` and ``np.ravel``: lazy where the axes split or merge cleanly) and a few elementwise functions (``np.where``,
 ``np.isclose``, ``np.allclose``, ``np.array_equal``, ``np.clip``, ``np.round``,
-``np.isin``), ``np.count_nonzero`` and ``np.ptp``. Every other
+``np.isin``), ``np.count_nonzero``, ``np.ptp``, and the products that go to the gufuncs'
+lazy path (:mod:`lazybcast._gufuncs`): ``np.dot`` of operands with one or two axes,
+``np.linalg.matmul`` and ``np.linalg.vecdot``. Every other
 NumPy function runs as before this protocol existed: on ``np.asarray(view)``, which is
 ``np.broadcast_to`` of the source (no copy).
 
@@ -241,3 +243,32 @@ def _isin(element, test_elements, assume_unique=False, invert=False, *, kind=Non
         return np.isin(x, test_elements, assume_unique=assume_unique, invert=invert, kind=kind)
 
     return elementwise(isin_, (element,))
+
+
+# -- products: the gufuncs' own path (lazybcast._gufuncs) -----------------------------------------
+
+
+@_implements(np.dot)
+def _dot(a, b, out=None):
+    # For operands of one or two axes np.dot is np.matmul, with a 0-d one np.multiply: both
+    # lazy. (N-d operands pair every row of one with every column of the other: NumPy's.)
+    if out is not None:
+        return NotImplemented
+    na, nb = np.ndim(a), np.ndim(b)
+    if na == 0 or nb == 0:  # (np.dot makes arrays of Python scalars: no NEP 50 weak promotion)
+        return np.multiply(np.asarray(a) if na == 0 else a, np.asarray(b) if nb == 0 else b)
+    if na <= 2 and nb <= 2:
+        return np.matmul(a, b)
+    return NotImplemented
+
+
+if hasattr(np.linalg, "matmul"):  # (NumPy 2.0's array-API names)
+    @_implements(np.linalg.matmul)
+    def _linalg_matmul(x1, x2, /):
+        return np.matmul(x1, x2)
+
+    @_implements(np.linalg.vecdot)
+    def _linalg_vecdot(x1, x2, /, *, axis=-1):
+        if axis == -1:  # (the default: the gufunc's own core axis, lazy)
+            return np.vecdot(x1, x2)
+        return np.vecdot(x1, x2, axis=axis)

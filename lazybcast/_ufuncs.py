@@ -266,8 +266,8 @@ def array_ufunc(ufunc, method, inputs, kwargs):
     ``__call__`` of an elementwise ufunc is computed at source cost (see the module);
     ``reduce`` of the ufuncs whose repetition is algebra (``add``, ``multiply``, ``minimum``,
     ``maximum``, ``logical_and``, ...) goes to :mod:`lazybcast._reductions`; generalized ufuncs
-    (``matmul``, ...), ``accumulate``, ``reduceat`` and ``outer`` run in NumPy on the zero-copy
-    ``np.asarray(view)``. ``ufunc.at`` cannot write into a view, and neither can ``out=``.
+    (``matmul``, ``vecdot``, ...) to :mod:`lazybcast._gufuncs`; ``accumulate``, ``reduceat``
+    and ``outer`` run in NumPy on the zero-copy ``np.asarray(view)``. ``ufunc.at`` cannot write into a view, and neither can ``out=``.
     With another duck array among the operands, the views step aside as
     ``np.asarray(view)`` and NumPy asks that type (``NotImplemented`` if it opted out of
     ufuncs, so that Python tries its reflected operator).
@@ -294,6 +294,12 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         _check_writeable(out)
     if method == "__call__":
         if ufunc.signature is not None:
+            if out is None:
+                from lazybcast._gufuncs import call
+
+                result = call(ufunc, inputs, kwargs)
+                if result is not None:
+                    return result
             return _numpy(ufunc, method, inputs, kwargs)
         if out is not None:
             rest = {k: v for k, v in kwargs.items() if k != "out"}

@@ -514,10 +514,9 @@ cdef class BroadcastView:
         return np.cumprod(self._as_ndarray(), axis, dtype, out)
 
     def dot(self, b, out=None):
-        """``ndarray.dot`` by NumPy on ``np.asarray(view)`` (O(logical))."""
-        if type(b) is BroadcastView:
-            b = (<BroadcastView>b)._as_ndarray()
-        return np.dot(self._as_ndarray(), b, out)
+        """``np.dot(view, b, out)``: lazy for operands of one or two axes without ``out``
+        (lazybcast._gufuncs), NumPy's on ``np.asarray(view)`` otherwise."""
+        return np.dot(self, b, out)
 
     tobytes = _missing("tobytes")
     tofile = _missing("tofile")

@@ -21,6 +21,7 @@ WITH_EXAMPLES = {
     "lazybcast",
     "lazybcast._api",
     "lazybcast._batches",
+    "lazybcast._gufuncs",
     "lazybcast._repetition",
     "lazybcast._rules",
     "lazybcast._view",

@@ -1,0 +1,117 @@
+"""Generalized ufuncs on views at source cost: ``@`` / ``np.matmul``, ``np.vecdot``,
+``np.matvec``, ``np.vecmat``, ``np.dot`` of one or two axes, and the loop axes of any other.
+
+A generalized ufunc (signature ``(n?,k),(k,m?)->(n?,m?)`` for matmul) maps core blocks (the
+last axes) to core blocks and loops over the leading axes elementwise. A view repeats along
+its broadcast axes, so:
+
+- along a broadcast **loop** axis every core block is the same one: computed once;
+- for the matrix products (matmul, matvec, vecmat), along a broadcast **free** core axis
+  (matmul's rows ``n`` of the first operand and columns ``m`` of the second) each output row
+  (column) depends on that input row (column) alone: computed once;
+- a **contracted** axis (``k``) is summed over, so its repeats count: it is expanded to its
+  logical size (stride 0: no copy; NumPy's loop reads it), and so is every core axis of a
+  gufunc this module does not know.
+
+The gufunc runs on these compact operands and the result is a view of the full shape: a row
+of 512 float32 repeated 4096 times, times a 512x512 matrix, is one vector-matrix product
+instead of a 4096-row one. The values are NumPy's own on the compact operands; for floating
+matrix products they can differ from NumPy's on the full arrays in the last bits, as NumPy's
+own results differ between shapes (BLAS picks its kernel by size). ``out=``, ``axes=``,
+``axis=`` and ``keepdims=``, and shapes NumPy rejects, run in NumPy on the zero-copy
+``np.asarray(view)`` (NumPy then raises its own errors).
+
+>>> import numpy as np, lazybcast
+>>> rows = lazybcast.broadcast_to(np.array([1.0, 2.0]), (1000, 2))
+>>> r = rows @ np.array([[1.0, 0.0], [0.0, 10.0]])
+>>> r.shape, r.source.shape, r.source
+((1000, 2), (1, 2), array([[ 1., 20.]]))
+>>> np.vecdot(rows, np.array([3.0, 4.0])).source
+array([11.])
+"""
+
+import numpy as np
+
+from lazybcast._ufuncs import _broadcast_shapes, _compact, _rank
+from lazybcast._view import make_view
+
+__all__ = ["call"]
+
+#: The core dimensions along which a product is elementwise (an output row depends on that
+#: input row alone), by gufunc; NumPy 2.2 added matvec and vecmat.
+_FREE: "dict[np.ufunc, frozenset]" = {np.matmul: frozenset("nm")}
+for _name, _free in (("matvec", "m"), ("vecmat", "m")):
+    if hasattr(np, _name):
+        _FREE[getattr(np, _name)] = frozenset(_free)
+
+#: Keyword arguments that do not move core axes or write elsewhere.
+_KWARGS = frozenset(("dtype", "casting"))
+
+
+_PARSED: "dict[str, tuple]" = {}
+
+
+def _parse(signature):
+    """``"(n?,k),(k,m?)->(n?,m?)"`` -> the inputs' and outputs' core dimensions, each a
+    tuple of ``(name, optional)`` (memoized per signature)."""
+    parsed = _PARSED.get(signature)
+    if parsed is None:
+        def groups(part):
+            return tuple(tuple((d.rstrip("?"), d.endswith("?")) for d in g.split(",") if d)
+                         for g in part.strip("()").split("),("))
+        ins, outs = signature.replace(" ", "").split("->")
+        parsed = _PARSED[signature] = (groups(ins), groups(outs))
+    return parsed
+
+
+def call(ufunc, inputs, kwargs):
+    """``ufunc(*inputs, **kwargs)`` for a gufunc with one output, on the compact operands (see
+    the module), as a view of the full shape (a NumPy scalar for a 0-d result); None when
+    NumPy should run it on the zero-copy arrays instead."""
+    if ufunc.nout != 1 or not kwargs.keys() <= _KWARGS or len(inputs) != ufunc.nin:
+        return None
+    in_specs, (out_spec,) = _parse(ufunc.signature)
+    free = _FREE.get(ufunc, frozenset())
+    sizes = {}
+    dropped = set()
+    loops = []
+    operands = []
+    for x, spec in zip(inputs, in_specs):
+        c = _compact(x)
+        if c is None or type(c[0]) is not np.ndarray:
+            return None  # a scalar operand (NumPy raises) or another duck array
+        a, shape = c
+        if len(shape) < len(spec):
+            # NumPy drops an operand's optional core dimensions (matmul: a 1-D operand).
+            dropped.update(d for d, optional in spec if optional)
+            spec = tuple(s for s in spec if not s[1])
+            if len(shape) < len(spec):
+                return None
+        a = _rank(a, len(shape))
+        if 0 in shape:  # (computed elements are logical ones: NumPy's warnings, no others)
+            a = a[tuple(slice(0, 0) if n == 0 else slice(None) for n in shape)]
+        lead = len(shape) - len(spec)
+        want = list(a.shape)
+        for i, (d, _) in enumerate(spec):
+            n = shape[lead + i]
+            if sizes.setdefault(d, n) != n:
+                return None  # core sizes that do not match: NumPy raises
+            if d not in free:
+                want[lead + i] = n  # summed over (or unknown): every repeat counts
+        if tuple(want) != a.shape:
+            a = np.broadcast_to(a, tuple(want))
+        loops.append(shape[:lead])
+        operands.append(a)
+    try:
+        full = _broadcast_shapes(loops)
+    except ValueError:
+        return None
+    for d, _ in out_spec:
+        if d not in dropped:
+            if d not in sizes:
+                return None  # an output-only dimension: NumPy decides
+            full += (sizes[d],)
+    result = ufunc(*operands, **kwargs)
+    if type(result) is not np.ndarray:
+        return result
+    return make_view(result, (1,) * (len(full) - result.ndim) + result.shape, full, "numpy")
