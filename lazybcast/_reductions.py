@@ -183,19 +183,8 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
         kwargs["dtype"] = dtype
     if initial is not _NoValue and (empty or kind == "same"):
         kwargs["initial"] = initial
-    scaled = k > 1 and kind in ("times", "power")
-    if scaled and not kwargs:
-        target = src.dtype  # (the result's for floats; for integers it is not narrow anyway)
-    elif scaled:
-        # The result dtype, as NumPy resolves it (and checks out='s casting), from an empty
-        # reduction: no value computed, no warning.
-        cut = src[(slice(None),) * axes[0] + (slice(0, 0),)]
-        target = numpy_reduce(cut, axis=axes, keepdims=True, **kwargs).dtype
-    if scaled and narrow(target):
-        # float16/32 (complex64): the source's reduction and the repetition in float64,
-        # rounded once to the result dtype (NumPy rounds every partial sum).
-        w = scale(numpy_reduce(src, axis=axes, keepdims=True, dtype=wide(target)), kind, k)
-        r = rounded(w, target, kwargs.get("out"))
+    if k > 1 and kind in ("times", "power"):
+        r = _scaled(numpy_reduce, src, axes, kind, k, kwargs, dtype)
         k = 1
     else:
         r = numpy_reduce(src, axis=axes, keepdims=True, **kwargs)
@@ -208,6 +197,34 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
                                                                 {"dtype": dtype}))
             ufunc(r, start, out=r)
     return _finish(r, view, axes, keepdims, out)
+
+
+def _scaled(numpy_reduce, src, axes, kind, k, kwargs, dtype):
+    """The sum or product of ``k`` repetitions of the source's reduction along ``axes``
+    (``kwargs``: ``dtype`` and the temporary ``out`` of :func:`_temp`, if any), computed
+    in the dtype NumPy computes in: ``dtype``, else ``out``'s, else NumPy's default for the
+    source. float16/32 (complex64) are computed in float64 and rounded once (NumPy rounds
+    every partial sum); the result is cast into ``out``'s dtype last, as NumPy casts it."""
+    if not kwargs:
+        calc, calc_arg = src.dtype.newbyteorder("="), None
+    else:
+        # NumPy resolves the dtype (and checks out='s casting) on an empty reduction: no
+        # value computed, no warning.
+        cut = src[(slice(None),) * axes[0] + (slice(0, 0),)]
+        calc = numpy_reduce(cut, axis=axes, keepdims=True, **kwargs).dtype
+        calc = calc_arg = np.dtype(dtype) if dtype is not None else calc
+    if narrow(calc):
+        w = numpy_reduce(src, axis=axes, keepdims=True, dtype=wide(calc))
+        r = rounded(scale(w, kind, k), calc)
+    else:
+        r = scale(numpy_reduce(src, axis=axes, keepdims=True, dtype=calc_arg), kind, k)
+    temp = kwargs.get("out")
+    if temp is None:
+        return r
+    if r.dtype.kind in "fc" and temp.dtype.kind in "fc":
+        return rounded(r, temp.dtype, temp)  # (an overflow reported as NumPy's reduce does)
+    np.copyto(temp, r, casting="unsafe")
+    return temp
 
 
 def _whole(ufunc, kind, view, dtype):

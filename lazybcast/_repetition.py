@@ -24,8 +24,6 @@ calls these.
 array([44], dtype=int8)
 """
 
-import functools
-
 import numpy as np
 
 __all__ = ["KIND", "narrow", "power", "rounded", "rounded_scalar", "reported", "scale",
@@ -72,8 +70,10 @@ def times(r, k):
     elif kind == "f":
         w = wide(r.dtype)
         # (A float16/32 sum scaled in float64 cannot overflow: at most 2**63 * 2**63 * 2**128.)
-        scale_by = np.multiply if narrow(r.dtype) else functools.partial(reported, np.multiply)
-        scale_by(r, np.array(k, dtype=w), out=r, dtype=w, casting="unsafe")
+        if narrow(r.dtype):
+            np.multiply(r, np.array(k, dtype=w), out=r, dtype=w, casting="unsafe")
+        else:
+            r[...] = reported(np.multiply, r, np.array(k, dtype=w))
     elif kind == "c":
         # Each part on its own, as repeated additions scale it: a complex product by k + 0j
         # would turn inf + 0j into inf + nanj (inf * 0).
@@ -90,7 +90,7 @@ def power(r, k):
         return r
     if r.dtype.kind == "f":
         w = wide(r.dtype)
-        reported(np.power, r, np.array(k, dtype=w), out=r, dtype=w, casting="unsafe")
+        r[...] = reported(np.power, r, np.array(k, dtype=w), dtype=w)
         return r
     # Integers (wrapping), bool (logical and), complex, object: square and multiply; every
     # product is rounded or wrapped as NumPy's repeated multiplication rounds or wraps it.
@@ -140,14 +140,19 @@ def rounded_scalar(x, dtype):
 
 
 def reported(ufunc, *args, **kwargs):
-    """``ufunc(*args, **kwargs)`` on real floats, an overflow reported as NumPy reports one in
-    the reduction this replaces: "overflow encountered in reduce", under ``np.errstate``'s
-    rule (``ufunc`` itself would say "in multiply" or "in power")."""
-    caught = []
-    with np.errstate(over="call", call=lambda kind, flag: caught.append(kind)):
+    """``ufunc(*args, **kwargs)`` (a new result) on real floats, an overflow reported as NumPy
+    reports one in the reduction this replaces: "overflow encountered in reduce", under
+    ``np.errstate``'s rule (``ufunc`` itself would say "in multiply" or "in power"). The other
+    kinds of floating-point error keep the caller's settings and callbacks."""
+    try:
+        with np.errstate(over="raise"):
+            return ufunc(*args, **kwargs)
+    except FloatingPointError as e:
+        if "overflow" not in str(e):
+            raise  # another kind the caller set to "raise"
+    with np.errstate(over="ignore"):
         r = ufunc(*args, **kwargs)
-    if "overflow" in caught:
-        dtype = np.result_type(r)
-        big = np.finfo(dtype).max
-        np.multiply.reduce(np.array([big, big], dtype))  # NumPy's own report
+    dtype = np.result_type(r)
+    big = np.finfo(dtype).max
+    np.multiply.reduce(np.array([big, big], dtype))  # NumPy's own report of an overflow
     return r

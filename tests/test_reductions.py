@@ -492,7 +492,8 @@ def _messages(func):
 @pytest.mark.parametrize("dtype", ["f2", "f4", "f8"])
 @pytest.mark.parametrize("name", ["sum", "prod"])
 @pytest.mark.parametrize("kwargs", [{}, {"axis": 0}, {"axis": 1}, {"axis": None, "dtype": "same"},
-                                    {"axis": 1, "out": "same"}, {"axis": (0, 1)}])
+                                    {"axis": 1, "out": "same"}, {"axis": (0, 1)},
+                                    {"axis": 1, "dtype": "same", "out": "wide"}])
 def test_overflow_is_reported_as_numpys_reduction(dtype, name, kwargs):
     """A floating sum or product that overflows warns (or raises, under np.errstate) as
     NumPy's own reduction does, "overflow encountered in reduce", although lazybcast scales
@@ -506,8 +507,8 @@ def test_overflow_is_reported_as_numpys_reduction(dtype, name, kwargs):
         kw = dict(kwargs)
         if kw.get("dtype") == "same":
             kw["dtype"] = dtype
-        if kw.get("out") == "same":
-            kw["out"] = np.empty(2, dtype)
+        if "out" in kw:  # "wide": NumPy computes in dtype, then casts to out's
+            kw["out"] = np.empty(2, dtype if kw["out"] == "same" else np.longdouble)
         return getattr(a, name)(**kw)
 
     got, got_messages = _messages(lambda: call(view))
@@ -519,3 +520,15 @@ def test_overflow_is_reported_as_numpys_reduction(dtype, name, kwargs):
     with np.errstate(over="ignore"), warnings.catch_warnings():
         warnings.simplefilter("error")
         call(view)
+
+
+def test_other_floating_point_errors_keep_the_callers_settings():
+    """Reporting an overflow as NumPy's reduction does must not take over the other kinds:
+    an underflow in a product reaches the caller's callback as NumPy's does."""
+    src = np.array([1e-200])
+    got, want = [], []
+    with np.errstate(all="call", call=lambda *args: got.append(args[0])):
+        lazybcast.broadcast_to(src, (3,)).prod()
+    with np.errstate(all="call", call=lambda *args: want.append(args[0])):
+        np.broadcast_to(src, (3,)).prod()
+    assert got == want == ["underflow"]
