@@ -91,6 +91,9 @@ def _build():
             lambda v: np.nanmean(v, axis=0), lambda t: t.nanmean(dim=0), quick)
         _case("v.argmax()", [((1, 1024), (rows, 1024))], f8,
             lambda v: v.argmax(), lambda t: t.argmax(), quick)
+    for rows, quick in ((4096, True), (16384, False)):  # every row sorted alike
+        _case("np.sort(v, axis=1)", [((1, 1024), (rows, 1024))], f4,
+            lambda v: np.sort(v, axis=1), lambda t: t.sort(dim=1).values, quick)
     for rows, quick in ((4096, True), (16384, False)):  # one row times a matrix, repeated
         _case("v @ w", [((1, 512), (rows, 512)), ((512, 512), (512, 512))], f4,
             lambda v, w: v @ w, lambda v, w: v @ w, quick)

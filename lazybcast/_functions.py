@@ -8,7 +8,9 @@ with the view's; ``np.reshape`` and ``np.ravel``: lazy where the axes split or m
 ``np.isclose``, ``np.allclose``, ``np.array_equal``, ``np.clip``, ``np.round``,
 ``np.isin``), ``np.count_nonzero``, ``np.ptp``, and the products that go to the gufuncs'
 lazy path (:mod:`lazybcast._gufuncs`): ``np.dot`` of operands with one or two axes,
-``np.linalg.matmul`` and ``np.linalg.vecdot``. Every other
+``np.linalg.matmul`` and ``np.linalg.vecdot``; and the functions along an axis of
+:mod:`lazybcast._along_axis` (``np.sort``, ``np.argsort``, ``np.cumsum``, ``np.cumprod``,
+``np.diff``, ``np.median``, ``np.nanmedian``, ``np.unique``). Every other
 NumPy function runs as before this protocol existed: on ``np.asarray(view)``, which is
 ``np.broadcast_to`` of the source (no copy).
 
@@ -25,6 +27,7 @@ import builtins
 
 import numpy as np
 
+from lazybcast import _along_axis
 from lazybcast import _layout as _layout_module
 from lazybcast import _reductions
 from lazybcast._ufuncs import _as_numpy, elementwise
@@ -272,3 +275,13 @@ if hasattr(np.linalg, "matmul"):  # (NumPy 2.0's array-API names)
         if axis == -1:  # (the default: the gufunc's own core axis, lazy)
             return np.vecdot(x1, x2)
         return np.vecdot(x1, x2, axis=axis)
+
+
+# -- along an axis: sorts, scans, differences, medians, unique values (lazybcast._along_axis) --
+
+for _func, _impl in ((np.sort, _along_axis.sort), (np.argsort, _along_axis.argsort),
+                     (np.cumsum, _along_axis.cumsum), (np.cumprod, _along_axis.cumprod),
+                     (np.diff, _along_axis.diff), (np.median, _along_axis.median),
+                     (np.nanmedian, _along_axis.nanmedian), (np.unique, _along_axis.unique)):
+    LAZY[_func] = _impl
+del _func, _impl

@@ -506,12 +506,14 @@ cdef class BroadcastView:
         return np.conjugate(self)
 
     def cumsum(self, axis=None, dtype=None, out=None):
-        """``ndarray.cumsum`` by NumPy on ``np.asarray(view)``: the result is full size."""
-        return np.cumsum(self._as_ndarray(), axis, dtype, out)
+        """``np.cumsum(view, ...)``: lazy along an axis the view does not repeat
+        (lazybcast._along_axis), NumPy's full-size result otherwise."""
+        return np.cumsum(self, axis, dtype, out)
 
     def cumprod(self, axis=None, dtype=None, out=None):
-        """``ndarray.cumprod`` by NumPy on ``np.asarray(view)``: the result is full size."""
-        return np.cumprod(self._as_ndarray(), axis, dtype, out)
+        """``np.cumprod(view, ...)``: lazy along an axis the view does not repeat
+        (lazybcast._along_axis), NumPy's full-size result otherwise."""
+        return np.cumprod(self, axis, dtype, out)
 
     def dot(self, b, out=None):
         """``np.dot(view, b, out)``: lazy for operands of one or two axes without ``out``

@@ -19,6 +19,7 @@ FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 #: Modules known to carry examples: each must run at least one.
 WITH_EXAMPLES = {
     "lazybcast",
+    "lazybcast._along_axis",
     "lazybcast._api",
     "lazybcast._batches",
     "lazybcast._gufuncs",

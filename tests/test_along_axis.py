@@ -1,0 +1,147 @@
+"""NumPy's functions along an axis on views (``np.sort``, ``np.argsort``, ``np.cumsum``,
+``np.cumprod``, ``np.diff``, ``np.median``, ``np.nanmedian``, ``np.unique``): NumPy on the
+``np.broadcast_to`` equivalents is the oracle for values, dtypes, shapes and errors; the
+results are views over the source's lanes where the module promises it."""
+
+import warnings
+
+import numpy as np
+import pytest
+from _duck_strategies import outcome, views
+from hypothesis import given
+from hypothesis import strategies as st
+
+import lazybcast
+from lazybcast import BroadcastView
+
+ORDERABLE = st.sampled_from([np.dtype(d) for d in ("?", "i1", "i8", "u2", "f2", "f4", "f8",
+                                                   "c8")])
+
+
+def same(got, expected, lazy=None):
+    """``got`` is NumPy's outcome (same error type, or same type, dtype, shape and values,
+    NaN equal to NaN); ``lazy``: whether it must be a view."""
+    assert got[0] == expected[0], (got, expected)
+    if got[0] == "error":
+        assert issubclass(got[1], expected[1]) or issubclass(expected[1], got[1])
+        return
+    g, e = got[1], expected[1]
+    if type(e) is tuple:
+        assert type(g) is tuple and len(g) == len(e)
+        for a, b in zip(g, e):
+            same(("ok", a), ("ok", b))
+        return
+    if lazy is not None:
+        assert (type(g) is BroadcastView) == lazy, (type(g), lazy)
+    if type(g) is BroadcastView:
+        g = g.materialize()
+    elif not isinstance(e, np.ndarray):
+        assert type(g) is type(e), (type(g), type(e))
+    g, e = np.asarray(g), np.asarray(e)
+    assert g.dtype == e.dtype and g.shape == e.shape, (g.dtype, e.dtype, g.shape, e.shape)
+    np.testing.assert_array_equal(g, e)
+
+
+def _axis(data, view):
+    return data.draw(st.integers(-view.ndim, view.ndim - 1)) if view.ndim else 0
+
+
+def _repeated(view, ax):
+    return view.source.shape[ax] == 1 and view.shape[ax] > 1
+
+
+@given(data=st.data())
+@pytest.mark.parametrize("name", ["sort", "argsort"])
+def test_sorts_run_on_the_source(name, data):
+    view, ref = data.draw(views(dtype=data.draw(ORDERABLE)))
+    ax = _axis(data, view)
+    kwargs = data.draw(st.sampled_from([{}, {"kind": "stable"}, {"stable": True},
+                                        {"kind": "quicksort"}]))
+    func = getattr(np, name)
+    got = outcome(func, view, axis=ax, **kwargs)
+    lazy = None
+    if view.ndim and view.size:
+        stable = kwargs.get("stable") or kwargs.get("kind") == "stable"
+        lazy = name == "sort" or not _repeated(view, ax % view.ndim) or bool(stable)
+    same(got, outcome(func, ref, axis=ax, **kwargs), lazy)
+    if view.ndim:
+        same(outcome(func, view, axis=None), outcome(func, ref, axis=None), False)
+
+
+@given(data=st.data())
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+def test_scans_along_an_axis_the_view_does_not_repeat(name, data):
+    view, ref = data.draw(views())
+    ax = _axis(data, view)
+    dtype = data.draw(st.sampled_from([None, np.float64, np.int32]))
+    lazy = None
+    if view.ndim and view.size:
+        lazy = not _repeated(view, ax % view.ndim)
+    same(outcome(getattr(np, name), view, axis=ax, dtype=dtype),
+         outcome(getattr(np, name), ref, axis=ax, dtype=dtype), lazy)
+    same(outcome(getattr(view, name), ax), outcome(getattr(ref, name), ax), lazy)
+
+
+@given(data=st.data())
+def test_diff_is_numpys(data):
+    view, ref = data.draw(views())
+    ax = _axis(data, view)
+    n = data.draw(st.integers(0, 4))
+    lazy = bool(view.ndim and view.size and n > 0)
+    same(outcome(np.diff, view, n=n, axis=ax), outcome(np.diff, ref, n=n, axis=ax),
+         lazy or None)
+
+
+@given(data=st.data())
+@pytest.mark.parametrize("name", ["median", "nanmedian"])
+def test_medians_are_the_sources(name, data):
+    view, ref = data.draw(views(dtype=data.draw(ORDERABLE.filter(lambda d: d.kind != "b"))))
+    axis = data.draw(st.one_of(st.none(), st.integers(-view.ndim, max(view.ndim - 1, 0)),
+                               st.lists(st.integers(0, max(view.ndim - 1, 0)), min_size=1,
+                                        max_size=2, unique=True).map(tuple)))
+    keepdims = data.draw(st.booleans())
+    func = getattr(np, name)
+    same(outcome(func, view, axis=axis, keepdims=keepdims),
+         outcome(func, ref, axis=axis, keepdims=keepdims))
+
+
+@given(data=st.data())
+def test_unique_of_the_source_with_counts(data):
+    view, ref = data.draw(views(dtype=data.draw(ORDERABLE)))
+    counts = data.draw(st.booleans())
+    same(outcome(np.unique, view, return_counts=counts),
+         outcome(np.unique, ref, return_counts=counts))
+    same(outcome(np.unique, view, return_inverse=True), outcome(np.unique, ref, return_inverse=True))
+
+
+def test_lazy_results_and_their_sources():
+    v = lazybcast.broadcast_to(np.array([[3.0], [1.0], [2.0]]), (3, 10**6))
+    assert np.sort(v, axis=0).source.shape == (3, 1)
+    assert np.sort(v, axis=1) is v  # a lane of one repeated value is sorted
+    assert np.argsort(v, axis=1, stable=True).source.shape == (1, 10**6)
+    assert np.cumsum(v, axis=0).source.ravel().tolist() == [3.0, 4.0, 6.0]
+    assert v.cumsum(axis=0).source.shape == (3, 1)
+    assert np.diff(v, axis=1).shape == (3, 10**6 - 1) and np.diff(v, axis=1).source.size == 3
+    assert np.median(v) == 2.0 and np.median(v, axis=1).source.shape == (3,)
+    values, counts = np.unique(v, return_counts=True)
+    assert values.tolist() == [1.0, 2.0, 3.0] and counts.tolist() == [10**6] * 3
+
+
+def test_the_edges_numpy_keeps():
+    """Along a repeated axis, ``inf - inf`` is NaN (as NumPy computes it, with its warning);
+    ``equal_nan=False`` lists every NaN, so NumPy answers; an empty view too."""
+    v = lazybcast.broadcast_to(np.array([np.inf, np.nan, 1.0]), (4, 3))
+    ref = np.broadcast_to(np.array([np.inf, np.nan, 1.0]), (4, 3))
+    with warnings.catch_warnings(record=True) as got_w:
+        warnings.simplefilter("always")
+        got = np.diff(v, axis=0)
+    with warnings.catch_warnings(record=True) as want_w:
+        warnings.simplefilter("always")
+        want = np.diff(ref, axis=0)
+    np.testing.assert_array_equal(got.materialize(), want)
+    assert {str(w.message) for w in got_w} == {str(w.message) for w in want_w}
+    u = np.unique(v, equal_nan=False)
+    np.testing.assert_array_equal(u, np.unique(ref, equal_nan=False))
+    empty = lazybcast.broadcast_to(np.array([[5.0]]), (0, 3))
+    same(outcome(np.median, empty, axis=1), outcome(np.median, np.broadcast_to(5.0, (0, 3)), axis=1))
+    same(outcome(np.unique, empty), outcome(np.unique, np.broadcast_to(5.0, (0, 3))))
