@@ -251,11 +251,20 @@ def _isin(element, test_elements, assume_unique=False, invert=False, *, kind=Non
 # -- products: the gufuncs' own path (lazybcast._gufuncs) -----------------------------------------
 
 
+def _numeric(x):
+    """A view, plain ndarray, NumPy or Python scalar of a bool, integer, float or complex
+    dtype."""
+    if type(x) in (BroadcastView, np.ndarray) or isinstance(x, np.generic):
+        return x.dtype.kind in "biufc"
+    return type(x) in (bool, int, float, complex)
+
+
 @_implements(np.dot)
 def _dot(a, b, out=None):
-    # For operands of one or two axes np.dot is np.matmul, with a 0-d one np.multiply: both
-    # lazy. (N-d operands pair every row of one with every column of the other: NumPy's.)
-    if out is not None:
+    # For numeric operands of one or two axes np.dot is np.matmul, with a 0-d one
+    # np.multiply: both lazy. (N-d operands pair every row of one with every column of the
+    # other; other dtypes and types follow np.dot's own rules: NumPy's.)
+    if out is not None or not (_numeric(a) and _numeric(b)):
         return NotImplemented
     na, nb = np.ndim(a), np.ndim(b)
     if na == 0 or nb == 0:  # (np.dot makes arrays of Python scalars: no NEP 50 weak promotion)

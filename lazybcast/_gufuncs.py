@@ -17,9 +17,11 @@ The gufunc runs on these compact operands and the result is a view of the full s
 of 512 float32 repeated 4096 times, times a 512x512 matrix, is one vector-matrix product
 instead of a 4096-row one. The values are NumPy's own on the compact operands; for floating
 matrix products they can differ from NumPy's on the full arrays in the last bits, as NumPy's
-own results differ between shapes (BLAS picks its kernel by size). ``out=``, ``axes=``,
-``axis=`` and ``keepdims=``, and shapes NumPy rejects, run in NumPy on the zero-copy
-``np.asarray(view)`` (NumPy then raises its own errors).
+own results differ between shapes (BLAS picks its kernel by size), and so can their
+floating-point warnings. Operands other than views, plain ndarrays and lists (``np.matrix``,
+masked arrays, other array types), ``out=``, ``axes=``, ``axis=`` and ``keepdims=``, and
+shapes NumPy rejects run in NumPy on the zero-copy ``np.asarray(view)`` (NumPy then keeps
+their types and raises its own errors).
 
 >>> import numpy as np, lazybcast
 >>> rows = lazybcast.broadcast_to(np.array([1.0, 2.0]), (1000, 2))
@@ -30,19 +32,27 @@ own results differ between shapes (BLAS picks its kernel by size). ``out=``, ``a
 array([11.])
 """
 
+import re
+
 import numpy as np
 
 from lazybcast._ufuncs import _broadcast_shapes, _compact, _rank
-from lazybcast._view import make_view
+from lazybcast._view import BroadcastView, make_view
 
 __all__ = ["call"]
 
 #: The core dimensions along which a product is elementwise (an output row depends on that
-#: input row alone), by gufunc; NumPy 2.2 added matvec and vecmat.
-_FREE: "dict[np.ufunc, frozenset]" = {np.matmul: frozenset("nm")}
-for _name, _free in (("matvec", "m"), ("vecmat", "m")):
+#: input row alone), by gufunc and the signature they were read from (a gufunc whose
+#: signature is another gets none); NumPy 2.2 added matvec and vecmat.
+_FREE: "dict[np.ufunc, tuple[str, frozenset]]" = {
+    np.matmul: ("(n?,k),(k,m?)->(n?,m?)", frozenset("nm"))}
+for _name, _sig, _free in (("matvec", "(m,n),(n)->(m)", "m"), ("vecmat", "(n),(n,m)->(m)", "m")):
     if hasattr(np, _name):
-        _FREE[getattr(np, _name)] = frozenset(_free)
+        _FREE[getattr(np, _name)] = (_sig, frozenset(_free))
+
+#: Operand types computed on: anything else (an ndarray subclass such as np.matrix or a
+#: masked array, another array type) goes to NumPy, which keeps its type or its mask.
+_OPERANDS = frozenset((BroadcastView, np.ndarray, list, tuple))
 
 #: Keyword arguments that do not move core axes or write elsewhere.
 _KWARGS = frozenset(("dtype", "casting"))
@@ -56,9 +66,9 @@ def _parse(signature):
     tuple of ``(name, optional)`` (memoized per signature)."""
     parsed = _PARSED.get(signature)
     if parsed is None:
-        def groups(part):
+        def groups(part):  # "(i),()" -> (("i", False),), ()
             return tuple(tuple((d.rstrip("?"), d.endswith("?")) for d in g.split(",") if d)
-                         for g in part.strip("()").split("),("))
+                         for g in re.findall(r"\(([^()]*)\)", part))
         ins, outs = signature.replace(" ", "").split("->")
         parsed = _PARSED[signature] = (groups(ins), groups(outs))
     return parsed
@@ -71,7 +81,10 @@ def call(ufunc, inputs, kwargs):
     if ufunc.nout != 1 or not kwargs.keys() <= _KWARGS or len(inputs) != ufunc.nin:
         return None
     in_specs, (out_spec,) = _parse(ufunc.signature)
-    free = _FREE.get(ufunc, frozenset())
+    if any(type(x) not in _OPERANDS for x in inputs):
+        return None
+    known = _FREE.get(ufunc)
+    free = known[1] if known is not None and known[0] == ufunc.signature else frozenset()
     sizes = {}
     dropped = set()
     loops = []

@@ -267,3 +267,47 @@ def test_empty_results_compute_no_element_numpy_would_not():
     assert got.dtype == want.dtype
     with pytest.warns(RuntimeWarning, match="overflow"):  # the same rows, not empty: it warns
         lazybcast.broadcast_to(src, (3, 2)) @ w
+
+
+def test_scalar_core_signatures():
+    """A gufunc with a scalar core ``()`` among its inputs gets all its operands (an earlier
+    parser lost one), and a view's loop axes stay compact."""
+    from lazybcast._gufuncs import _parse
+
+    assert _parse("(i),()->()") == (((("i", False),), ()), ((),))
+    assert _parse("(),(i)->()")[0] == ((), (("i", False),))
+    tests = pytest.importorskip("numpy._core._umath_tests")
+    v = lazybcast.broadcast_to(np.arange(3.0), (4, 3))
+    gufunc = getattr(tests, "always_error_gufunc", None)
+    if gufunc is not None:
+        check(outcome(gufunc, v, np.float64(1.0)), outcome(gufunc, np.asarray(v), np.float64(1.0)))
+    inner = getattr(tests, "inner1d", None)
+    if inner is not None:
+        r = inner(v, np.ones(3))
+        assert type(r) is BroadcastView and r.source.shape == (1,)
+        np.testing.assert_array_equal(r.materialize(), inner(np.asarray(v), np.ones(3)))
+
+
+def test_other_array_types_keep_numpys_answer():
+    """np.matrix, masked arrays and other dtypes: NumPy's result (type, mask, dtype, error),
+    as on the zero-copy arrays."""
+    v = lazybcast.broadcast_to(np.array([1.0, 2.0]), (3, 2))
+    ref = np.asarray(v)
+    m = np.array([[1.0, 2.0], [3.0, 4.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PendingDeprecationWarning)
+        matrix = np.matrix(m)
+    for other in (matrix, np.ma.masked_array(m, mask=[[0, 1], [0, 0]])):
+        for func in (np.dot, np.matmul, lambda a, b: a @ b):
+            got, want = outcome(func, v, other), outcome(func, ref, other)
+            assert got[0] == want[0], (got, want)
+            if got[0] == "ok":
+                assert type(got[1]) is type(want[1])
+                np.testing.assert_array_equal(np.ma.getdata(got[1]), np.ma.getdata(want[1]))
+                assert np.array_equal(np.ma.getmaskarray(got[1]), np.ma.getmaskarray(want[1]))
+            else:
+                assert got[1] is want[1]
+    td = lazybcast.broadcast_to(np.array([1, 2], dtype="m8[s]"), (3, 2))
+    for b in (np.array([[1, 0], [0, 1]]), 2):
+        got, want = outcome(np.dot, td, b), outcome(np.dot, np.asarray(td), b)
+        assert got[0] == want[0] and (got[0] == "error" or np.array_equal(got[1], want[1]))
