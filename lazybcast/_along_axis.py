@@ -10,14 +10,20 @@ source and the result is broadcast again. Along a **repeated** axis the lane hol
 - its differences are ``x - x``, computed once from ``n + 1`` copies (``inf - inf`` stays
   NaN, as NumPy computes it);
 - a median over it is the source's: every source value is repeated the same number of times,
-  and the middle of such a sorted sequence holds the source's middle values;
+  and the middle of such a sorted sequence holds the source's middle values (for an even
+  number of repeats, the source's values twice: NumPy then averages a middle value with
+  itself, which overflows where it does);
 - ``np.unique`` sees each source value ``k`` times: the source's unique values, and its
   counts times ``k``.
 
 Scans along a repeated axis (``np.cumsum``: ``x, 2x, 3x, ...``) repeat nothing, and neither do
 ``axis=None`` sorts and scans (a flat result): those, ``out=``, ``order=``, ``prepend=`` /
-``append=``, ``return_index`` / ``return_inverse``, non-stable ``argsort`` along a repeated
-axis and empty views run in NumPy on the zero-copy ``np.asarray(view)``, as before.
+``append=``, ``overwrite_input=True``, ``return_index`` / ``return_inverse``, ``np.unique``
+of dtypes whose values may differ from themselves (objects, structured, datetimes; floats
+with ``equal_nan=False``) or with ``sorted=False``, non-stable ``argsort`` along a repeated
+axis, object sorts along one, float16 ``nanmedian`` and empty views run in NumPy on the
+zero-copy ``np.asarray(view)``, as before. (``np.unique`` of ``0.0`` and ``-0.0`` may keep the
+other zero than NumPy does: which one NumPy keeps depends on its sort.)
 
 >>> import numpy as np, lazybcast
 >>> v = lazybcast.broadcast_to(np.array([3, 1, 2]), (1000, 3))
@@ -32,7 +38,7 @@ array([[0, 0, 0]])
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
-from lazybcast._reductions import _axes, _finish
+from lazybcast._reductions import _axes, _finish, _repeats
 from lazybcast._view import BroadcastView, make_view
 
 __all__ = ["argsort", "cumprod", "cumsum", "diff", "median", "nanmedian", "sort", "unique"]
@@ -43,7 +49,8 @@ _NoValue = np._NoValue
 def _axis(view, axis):
     """The normalized ``axis`` of a non-empty view with axes, or None (NumPy decides, and
     raises for a bad axis)."""
-    if type(view) is not BroadcastView or view.ndim == 0 or view.size == 0 or axis is None:
+    if (type(view) is not BroadcastView or view.ndim == 0 or view.size == 0 or axis is None
+            or type(axis) is bool):  # (NumPy refuses a bool axis)
         return None
     try:
         return normalize_axis_index(axis, view.ndim)
@@ -62,13 +69,11 @@ def _lazy(result, view):
 
 
 def sort(a, axis=-1, kind=None, order=None, *, stable=None):
-    """``np.sort`` along an axis: the source's sort, or the view itself along a repeated
-    axis."""
+    """``np.sort`` along an axis: the source's sort (along a repeated axis, of one item per
+    lane: a copy of the source, NumPy's checks of ``kind`` and ``stable`` made)."""
     ax = _axis(a, axis)
-    if ax is None or order is not None:
-        return NotImplemented
-    if _repeated(a, ax):
-        return a
+    if ax is None or order is not None or (a.dtype.kind == "O" and _repeated(a, ax)):
+        return NotImplemented  # (objects: NumPy compares the repeats, and may raise)
     extra = {} if stable is None else {"stable": stable}
     return _lazy(np.sort(a._source, axis=ax, kind=kind, **extra), a)
 
@@ -79,13 +84,14 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
     ax = _axis(a, axis)
     if ax is None or order is not None:
         return NotImplemented
+    extra = {} if stable is None else {"stable": stable}
+    r = np.argsort(a._source, axis=ax, kind=kind, **extra)  # (also NumPy's argument checks)
     if _repeated(a, ax):
-        if not (stable or kind in ("stable", "mergesort")):
+        if not (stable or kind in ("stable", "mergesort")) or a.dtype.kind == "O":
             return NotImplemented
         shape = tuple(n if d == ax else 1 for d, n in enumerate(a.shape))
         return _lazy(np.arange(a.shape[ax], dtype=np.intp).reshape(shape), a)
-    extra = {} if stable is None else {"stable": stable}
-    return _lazy(np.argsort(a._source, axis=ax, kind=kind, **extra), a)
+    return _lazy(r, a)
 
 
 def _scan(func, a, axis, dtype, out):
@@ -123,16 +129,26 @@ def diff(a, n=1, axis=-1, prepend=_NoValue, append=_NoValue):
 
 
 def _median(func, a, axis, out, overwrite_input, keepdims):
-    if (type(a) is not BroadcastView or out is not None or a.ndim == 0 or a.size == 0
-            or a.dtype.kind not in "biufc"):
+    if (type(a) is not BroadcastView or out is not None or overwrite_input or a.ndim == 0
+            or a.size == 0 or type(axis) is bool
+            or a.dtype.kind not in "biufc" or (func is np.nanmedian and a.dtype.kind == "f"
+                                              and a.dtype.itemsize == 2)):
+        # (float16 nanmedian: NumPy averages the middle values by a method that depends on
+        # the array's size, and the source's size is not the view's.)
         return NotImplemented
     try:
         axes = _axes(axis, a.ndim)
     except (TypeError, ValueError):
         return NotImplemented
-    # (overwrite_input is ignored: the source is the caller's array, never written.)
-    r = func(a._source, axis=axes, keepdims=True)
-    return _finish(np.asarray(r), a, axes, bool(keepdims), None)
+    src = a._source
+    k = _repeats(a, src, axes)
+    if k % 2 == 0:
+        # Each value k times, k even: NumPy's middle pair is (b, b) where the source's
+        # middle is one b, and it averages them (b + b may overflow). Any even multiplicity
+        # has the same middle pair as 2: the source twice along a reduced axis.
+        src = np.concatenate([src, src], axis=axes[0])
+    r = func(src, axis=axes, keepdims=True)
+    return _finish(np.asarray(r), a, axes, keepdims is not _NoValue and bool(keepdims), None)
 
 
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
@@ -151,8 +167,11 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     """``np.unique`` of the flattened view: the source's unique values, and its counts times
     the number of times the view repeats each source element."""
     if (type(ar) is not BroadcastView or return_index or return_inverse or axis is not None
-            or ar.size == 0 or (kwargs.get("equal_nan", True) is False and ar.dtype.kind in "fc")):
-        return NotImplemented  # (equal_nan=False lists every NaN: k times as many)
+            or ar.size == 0 or ar.dtype.kind not in "biufcSU" or not kwargs.get("sorted", True)
+            or (ar.dtype.kind in "fc" and not kwargs.get("equal_nan", True))):
+        # Values not equal to themselves (NaN with equal_nan=False, NaN objects or fields,
+        # NaT) are listed once per repeat; an unsorted order is NumPy's to choose.
+        return NotImplemented
     src = ar._source
     result = np.unique(src, return_counts=return_counts, **kwargs)
     if not return_counts:
