@@ -1,5 +1,6 @@
 """NumPy functions along an axis at source cost: ``np.sort``, ``np.argsort``, ``np.cumsum``,
-``np.cumprod``, ``np.diff``, ``np.median``, ``np.nanmedian`` and ``np.unique``.
+``np.cumprod`` (and ``ufunc.accumulate``), ``np.diff``, ``np.median``, ``np.nanmedian`` and
+``np.unique``.
 
 A view repeats its source along its broadcast axes, so along an axis where the source is
 **not** repeated, each lane of the view is a lane of the source: the function runs on the
@@ -41,7 +42,8 @@ from numpy.lib.array_utils import normalize_axis_index
 from lazybcast._reductions import _axes, _finish, _repeats
 from lazybcast._view import BroadcastView, make_view
 
-__all__ = ["argsort", "cumprod", "cumsum", "diff", "median", "nanmedian", "sort", "unique"]
+__all__ = ["accumulate", "argsort", "cumprod", "cumsum", "diff", "median", "nanmedian", "sort",
+           "unique"]
 
 _NoValue = np._NoValue
 
@@ -92,6 +94,11 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
         shape = tuple(n if d == ax else 1 for d, n in enumerate(a.shape))
         return _lazy(np.arange(a.shape[ax], dtype=np.intp).reshape(shape), a)
     return _lazy(r, a)
+
+
+def accumulate(ufunc, array, axis=0, dtype=None, out=None):
+    """``ufunc.accumulate`` along an axis the view does not repeat: the source's."""
+    return _scan(ufunc.accumulate, array, axis, dtype, out)
 
 
 def _scan(func, a, axis, dtype, out):

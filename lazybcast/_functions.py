@@ -1,18 +1,24 @@
 """``__array_function__``: NumPy's functions on views.
 
-The functions in :data:`LAZY` keep a view lazy: the reductions (at source cost, see
-:mod:`lazybcast._reductions`; their ``np.nan*`` variants too), the layout functions of :mod:`lazybcast._layout`
-(``np.transpose``, ``np.moveaxis``, ``np.swapaxes``, ``np.matrix_transpose``,
-``np.expand_dims``, ``np.squeeze``, ``np.broadcast_to``: O(ndim), they move the source's axes
-with the view's; ``np.reshape`` and ``np.ravel``: lazy where the axes split or merge cleanly) and a few elementwise functions (``np.where``,
-``np.isclose``, ``np.allclose``, ``np.array_equal``, ``np.clip``, ``np.round``,
-``np.isin``), ``np.count_nonzero``, ``np.ptp``, and the products that go to the gufuncs'
-lazy path (:mod:`lazybcast._gufuncs`): ``np.dot`` of operands with one or two axes,
-``np.linalg.matmul`` and ``np.linalg.vecdot``; and the functions along an axis of
-:mod:`lazybcast._along_axis` (``np.sort``, ``np.argsort``, ``np.cumsum``, ``np.cumprod``,
-``np.diff``, ``np.median``, ``np.nanmedian``, ``np.unique``). Every other
-NumPy function runs as before this protocol existed: on ``np.asarray(view)``, which is
-``np.broadcast_to`` of the source (no copy).
+The functions in :data:`LAZY` keep a view lazy:
+
+- the reductions, at source cost (:mod:`lazybcast._reductions`; their ``np.nan*`` variants
+  too), ``np.count_nonzero`` and ``np.ptp``;
+- the layout functions of :mod:`lazybcast._layout` (``np.transpose``, ``np.moveaxis``,
+  ``np.swapaxes``, ``np.matrix_transpose``, ``np.expand_dims``, ``np.squeeze``,
+  ``np.broadcast_to``: O(ndim), they move the source's axes with the view's; ``np.reshape``
+  and ``np.ravel``: lazy where the axes split or merge cleanly);
+- a few elementwise functions (``np.where``, ``np.isclose``, ``np.allclose``,
+  ``np.array_equal``, ``np.clip``, ``np.round``, ``np.isin``), and ``np.outer`` of two
+  vectors (``np.multiply.outer``, elementwise);
+- products that take the gufuncs' lazy path (:mod:`lazybcast._gufuncs`): ``np.dot`` of
+  operands with one or two axes, ``np.linalg.matmul`` and ``np.linalg.vecdot``;
+- the functions along an axis of :mod:`lazybcast._along_axis` (``np.sort``, ``np.argsort``,
+  ``np.cumsum``, ``np.cumprod``, ``np.diff``, ``np.median``, ``np.nanmedian``,
+  ``np.unique``).
+
+Every other NumPy function runs as before this protocol existed: on ``np.asarray(view)``,
+which is ``np.broadcast_to`` of the source (no copy).
 
 >>> import numpy as np, lazybcast
 >>> v = lazybcast.broadcast_to(np.arange(3.0), (1000, 3))
@@ -271,6 +277,15 @@ def _dot(a, b, out=None):
         return np.multiply(np.asarray(a) if na == 0 else a, np.asarray(b) if nb == 0 else b)
     if na <= 2 and nb <= 2:
         return np.matmul(a, b)
+    return NotImplemented
+
+
+@_implements(np.outer)
+def _outer(a, b, out=None):
+    # Of two vectors (views or plain ndarrays), np.outer is np.multiply.outer: lazy.
+    if out is None and all(type(x) in (BroadcastView, np.ndarray) and x.ndim == 1
+                           for x in (a, b)):
+        return np.multiply.outer(a, b)
     return NotImplemented
 
 

@@ -266,8 +266,10 @@ def array_ufunc(ufunc, method, inputs, kwargs):
     ``__call__`` of an elementwise ufunc is computed at source cost (see the module);
     ``reduce`` of the ufuncs whose repetition is algebra (``add``, ``multiply``, ``minimum``,
     ``maximum``, ``logical_and``, ...) goes to :mod:`lazybcast._reductions`; generalized ufuncs
-    (``matmul``, ``vecdot``, ...) to :mod:`lazybcast._gufuncs`; ``accumulate``, ``reduceat``
-    and ``outer`` run in NumPy on the zero-copy ``np.asarray(view)``. ``ufunc.at`` cannot write into a view, and neither can ``out=``.
+    (``matmul``, ``vecdot``, ...) to :mod:`lazybcast._gufuncs`; ``outer`` of views and
+    ndarrays is elementwise (one operand given new axes); ``accumulate`` along an axis the
+    view does not repeat runs on the source (:mod:`lazybcast._along_axis`); ``reduceat`` and
+    the rest run in NumPy on the zero-copy ``np.asarray(view)``. ``ufunc.at`` cannot write into a view, and neither can ``out=``.
     With another duck array among the operands, the views step aside as
     ``np.asarray(view)`` and NumPy asks that type (``NotImplemented`` if it opted out of
     ufuncs, so that Python tries its reflected operator).
@@ -309,12 +311,36 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         from lazybcast._reductions import ufunc_reduce
 
         return ufunc_reduce(ufunc, inputs, kwargs)
+    if method == "outer" and out is None:
+        result = _outer(ufunc, inputs, kwargs)
+        if result is not None:
+            return result
+    if method == "accumulate" and out is None and type(inputs[0]) is BroadcastView:
+        from lazybcast._along_axis import accumulate
+
+        result = accumulate(ufunc, *inputs, **kwargs)
+        if result is not NotImplemented:
+            return result
     if method == "at" and type(inputs[0]) is BroadcastView:
         raise ValueError(
             f"{ufunc.__name__}.at cannot write into a BroadcastView (it is read-only); "
             f"use view.materialize() for a writeable copy"
         )
     return _numpy(ufunc, method, inputs, kwargs)
+
+
+def _outer(ufunc, inputs, kwargs):
+    """``ufunc.outer(a, b)`` of views and plain ndarrays: ``ufunc(a[..., None, ...], b)`` with
+    one new axis of ``a`` per axis of ``b``, elementwise (lazy); None for anything else
+    (NumPy's own: Python scalars are strong there, unlike in ``ufunc(a, b)``)."""
+    if (len(inputs) != 2 or ufunc.nin != 2 or ufunc.signature is not None
+            or not kwargs.keys() <= {"dtype", "casting"}
+            or any(type(x) not in (BroadcastView, np.ndarray) for x in inputs)):
+        return None
+    a, b = inputs
+    if b.ndim:
+        a = a[(Ellipsis,) + (None,) * b.ndim]
+    return elementwise(ufunc, (a, b), kwargs)
 
 
 # -- the operators ----------------------------------------------------------------------------

@@ -206,3 +206,16 @@ def test_review_findings_follow_numpy():
     r = np.sort(lazybcast.broadcast_to(s, (2, 2)), axis=0)
     s[0, 0] = 99.0
     assert r[0, 0] == 1.0
+
+
+@given(data=st.data())
+@pytest.mark.parametrize("ufunc", [np.add, np.multiply, np.maximum, np.subtract,
+                                   np.logical_or])
+def test_accumulate_along_an_axis_the_view_does_not_repeat(ufunc, data):
+    view, ref = data.draw(views())
+    ax = _axis(data, view)
+    lazy = None
+    if view.ndim and view.size:
+        lazy = not _repeated(view, ax % view.ndim)
+    same(outcome(ufunc.accumulate, view, axis=ax), outcome(ufunc.accumulate, ref, axis=ax),
+         lazy)

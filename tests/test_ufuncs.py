@@ -302,3 +302,26 @@ def test_in_place_operators_raise_as_numpy(op):
         getattr(operator, op)(n, other)
     with pytest.raises(ValueError, match="output array is read-only.*materialize"):
         getattr(operator, op)(v, other)
+
+
+@given(data=st.data())
+@pytest.mark.parametrize("ufunc", [np.add, np.multiply, np.subtract, np.maximum, np.less,
+                                   np.divmod, np.arctan2, np.left_shift])
+def test_outer_is_elementwise_on_the_sources(ufunc, data):
+    """``ufunc.outer`` of views and ndarrays (and ``np.outer`` of vectors): NumPy's values,
+    dtypes and errors, as a view over the operands' sources."""
+    dtype = data.draw(numeric)
+    a, a_ref = data.draw(views(dtype=dtype, max_rank=2))
+    if data.draw(st.booleans()):
+        b, b_ref = data.draw(views(dtype=data.draw(numeric), max_rank=2))
+    else:
+        b = b_ref = np.asarray(data.draw(views(dtype=dtype, max_rank=2))[1]).copy()
+    spread = a[(Ellipsis,) + (None,) * b.ndim] if b.ndim else a  # (a's axes, then b's)
+    check(outcome(ufunc.outer, a, b), outcome(ufunc.outer, a_ref, b_ref), spread, b)
+    if a.ndim == 1 and b.ndim == 1:
+        check(outcome(np.outer, a, b), outcome(np.outer, a_ref, b_ref), spread, b)
+    # A Python scalar is a strong 0-d array in ufunc.outer (unlike in ufunc(a, b)): NumPy's.
+    got, expected = outcome(ufunc.outer, a, 2), outcome(ufunc.outer, a_ref, 2)
+    assert got[0] == expected[0]
+    if got[0] == "ok" and ufunc is not np.divmod:
+        assert np.asarray(got[1]).dtype == np.asarray(expected[1]).dtype
