@@ -3,7 +3,7 @@
 The functions in :data:`LAZY` keep a view lazy:
 
 - the reductions, at source cost (:mod:`lazybcast._reductions`; their ``np.nan*`` variants
-  too), ``np.count_nonzero`` and ``np.ptp``;
+  too), ``np.count_nonzero``, ``np.ptp``, ``np.histogram`` and ``np.bincount``;
 - the layout functions of :mod:`lazybcast._layout` (``np.transpose``, ``np.moveaxis``,
   ``np.swapaxes``, ``np.matrix_transpose``, ``np.expand_dims``, ``np.squeeze``,
   ``np.broadcast_to``: O(ndim), they move the source's axes with the view's; ``np.reshape``
@@ -240,6 +240,28 @@ def _ptp(a, axis=None, out=None, keepdims=False):
         keepdims = False
     return np.subtract(_reductions.max(a, axis, None, keepdims),
                        _reductions.min(a, axis, None, keepdims))
+
+
+@_implements(np.histogram)
+def _histogram(a, bins=10, range=None, density=None, weights=None):
+    """The source's histogram with every sample weighted by its repeats: the same counts
+    (and density) as NumPy's over the logical array, exactly. Bins named by a string
+    ("auto", "fd", ...) depend on the sample count, and user weights on the view's layout:
+    NumPy's."""
+    if (type(a) is not BroadcastView or a.size == 0 or weights is not None
+            or isinstance(bins, str) or a.dtype.kind not in "biuf"):
+        return NotImplemented
+    src = a.source
+    repeats = np.full(src.shape, a.size // src.size, dtype=np.intp)
+    return np.histogram(src, bins=bins, range=range, density=density, weights=repeats)
+
+
+@_implements(np.bincount)
+def _bincount(x, weights=None, minlength=0):
+    """Of a 1-D view: the source's counts times the repeats."""
+    if type(x) is not BroadcastView or weights is not None or x.ndim != 1 or x.size == 0:
+        return NotImplemented
+    return np.bincount(x.source, minlength=minlength) * (x.size // x.source.size)
 
 
 @_implements(np.isin)

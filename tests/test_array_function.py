@@ -211,3 +211,35 @@ def test_reshape_ravel_and_matrix_transpose_are_lazy():
     assert type(r) is BroadcastView and r.source.shape == (1, 3, 1)
     with pytest.raises(ValueError):
         np.reshape(v, (7, -1))
+
+
+REAL = st.sampled_from([np.dtype(d) for d in ("?", "i1", "u2", "i8", "f2", "f4", "f8")])
+
+
+@given(st.data())
+def test_histogram_counts_every_repeat(data):
+    """np.histogram of a view: NumPy's counts (or density) and edges over the logical array,
+    bit for bit, from the source weighted by its repeats."""
+    view, oracle = data.draw(views(dtype=data.draw(REAL)), label="view")
+    bins = data.draw(st.one_of(st.integers(1, 6), st.just([-3.0, 0.0, 0.5, 100.0]),
+                               st.just("auto")))
+    rng = data.draw(st.sampled_from([None, (-1.0, 2.0)]))
+    density = data.draw(st.sampled_from([None, False, True]))
+    got = outcome(np.histogram, view, bins=bins, range=rng, density=density)
+    want = outcome(np.histogram, oracle, bins=bins, range=rng, density=density)
+    assert got[0] == want[0], (got, want)
+    if got[0] == "ok":
+        for g, w in zip(got[1], want[1]):
+            assert g.dtype == w.dtype and g.shape == w.shape
+            assert g.tobytes() == w.tobytes(), (g, w)
+
+
+@given(st.data())
+def test_bincount_counts_every_repeat(data):
+    view, oracle = data.draw(views(dtype=np.dtype("u1"), max_rank=1), label="view")
+    minlength = data.draw(st.integers(0, 5))
+    got = outcome(np.bincount, view, minlength=minlength)
+    want = outcome(np.bincount, oracle, minlength=minlength)
+    assert got[0] == want[0]
+    if got[0] == "ok":
+        assert got[1].dtype == want[1].dtype and np.array_equal(got[1], want[1])
