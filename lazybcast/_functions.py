@@ -244,16 +244,19 @@ def _ptp(a, axis=None, out=None, keepdims=False):
 
 @_implements(np.histogram)
 def _histogram(a, bins=10, range=None, density=None, weights=None):
-    """The source's histogram with every sample weighted by its repeats: the same counts
-    (and density) as NumPy's over the logical array, exactly. Bins named by a string
-    ("auto", "fd", ...) depend on the sample count, and user weights on the view's layout:
-    NumPy's."""
+    """The source's counts times the repeats: NumPy's counts over the logical array, exactly
+    (integers: no float64 weights, which would round counts past 2**53), and its density
+    from them as ``np.histogram`` computes it. Bins named by a string ("auto", "fd", ...)
+    depend on the sample count, and user weights on the view's layout: NumPy's."""
     if (type(a) is not BroadcastView or a.size == 0 or weights is not None
             or isinstance(bins, str) or a.dtype.kind not in "biuf"):
         return NotImplemented
-    src = a.source
-    repeats = np.full(src.shape, a.size // src.size, dtype=np.intp)
-    return np.histogram(src, bins=bins, range=range, density=density, weights=repeats)
+    counts, edges = np.histogram(a.source, bins=bins, range=range)
+    n = counts * (a.size // a.source.size)
+    if density:
+        db = np.array(np.diff(edges), float)  # (np.histogram's own density formula)
+        return n / db / n.sum(), edges
+    return n, edges
 
 
 @_implements(np.bincount)

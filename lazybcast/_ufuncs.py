@@ -335,7 +335,8 @@ def _outer(ufunc, inputs, kwargs):
     (NumPy's own: Python scalars are strong there, unlike in ``ufunc(a, b)``)."""
     if (len(inputs) != 2 or ufunc.nin != 2 or ufunc.signature is not None
             or not kwargs.keys() <= {"dtype", "casting"}
-            or any(type(x) not in (BroadcastView, np.ndarray) for x in inputs)):
+            or any(type(x) not in (BroadcastView, np.ndarray) for x in inputs)
+            or inputs[0].ndim + inputs[1].ndim > 64):  # (NumPy's ValueError past 64 axes)
         return None
     a, b = inputs
     if b.ndim:

@@ -243,3 +243,16 @@ def test_bincount_counts_every_repeat(data):
     assert got[0] == want[0]
     if got[0] == "ok":
         assert got[1].dtype == want[1].dtype and np.array_equal(got[1], want[1])
+
+
+def test_histogram_counts_stay_exact_past_float64():
+    """Counts of a huge view are integers times the repeats: exact past 2**53 (float64
+    weights would round them), with NumPy's density formula on them."""
+    n = 2**53 + 1
+    v = lazybcast.broadcast_to(np.array([5, 7], "u1"), (n, 2))
+    counts, edges = np.histogram(v, bins=2)
+    assert counts.dtype == np.intp and counts.tolist() == [n, n]
+    assert edges.tolist() == [5.0, 6.0, 7.0]
+    density, _ = np.histogram(v, bins=2, density=True)
+    np.testing.assert_array_equal(density, [0.5, 0.5])
+    assert np.bincount(lazybcast.broadcast_to(np.array([2], "u1"), (n,))).tolist() == [0, 0, n]

@@ -325,3 +325,10 @@ def test_outer_is_elementwise_on_the_sources(ufunc, data):
     assert got[0] == expected[0]
     if got[0] == "ok" and ufunc is not np.divmod:
         assert np.asarray(got[1]).dtype == np.asarray(expected[1]).dtype
+
+
+def test_outer_past_64_axes_is_numpys_error():
+    a = lazybcast.broadcast_to(np.ones((1,) * 40), (1,) * 39 + (2,))
+    b = np.ones((1,) * 30)
+    with pytest.raises(ValueError, match="64"):
+        np.add.outer(a, b)
