@@ -15,6 +15,7 @@ from _duck_strategies import (
     operand_shapes,
     outcome,
     source_size,
+    tame_views,
     views,
 )
 from hypothesis import given
@@ -309,13 +310,16 @@ def test_in_place_operators_raise_as_numpy(op):
                                    np.divmod, np.arctan2, np.left_shift])
 def test_outer_is_elementwise_on_the_sources(ufunc, data):
     """``ufunc.outer`` of views and ndarrays (and ``np.outer`` of vectors): NumPy's values,
-    dtypes and errors, as a view over the operands' sources."""
+    dtypes and errors, as a view over the operands' sources. Values are k/8 (no overflow):
+    NumPy's own complex multiply gives another inf or NaN on overflow depending on the loop
+    its operands' shapes select (``x * x`` of shape (1,) against ``np.multiply.outer(x, x)``),
+    and the compact operands' shapes are not the full ones'."""
     dtype = data.draw(numeric)
-    a, a_ref = data.draw(views(dtype=dtype, max_rank=2))
+    a, a_ref = data.draw(tame_views(dtype, max_rank=2, nan=False))
     if data.draw(st.booleans()):
-        b, b_ref = data.draw(views(dtype=data.draw(numeric), max_rank=2))
+        b, b_ref = data.draw(tame_views(data.draw(numeric), max_rank=2, nan=False))
     else:
-        b = b_ref = np.asarray(data.draw(views(dtype=dtype, max_rank=2))[1]).copy()
+        b = b_ref = np.asarray(data.draw(tame_views(dtype, max_rank=2, nan=False))[1]).copy()
     spread = a[(Ellipsis,) + (None,) * b.ndim] if b.ndim else a  # (a's axes, then b's)
     check(outcome(ufunc.outer, a, b), outcome(ufunc.outer, a_ref, b_ref), spread, b)
     if a.ndim == 1 and b.ndim == 1:
