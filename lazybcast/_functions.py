@@ -2,8 +2,8 @@
 
 The functions in :data:`LAZY` keep a view lazy:
 
-- the reductions, at source cost (:mod:`lazybcast._reductions`; their ``np.nan*`` variants
-  too), ``np.count_nonzero``, ``np.ptp``, ``np.histogram`` and ``np.bincount``;
+- the reductions, at source cost (:mod:`lazybcast._reductions`, means and variances in
+  :mod:`lazybcast._moments`; their ``np.nan*`` variants too), ``np.count_nonzero``, ``np.ptp``, ``np.histogram`` and ``np.bincount``;
 - the layout functions of :mod:`lazybcast._layout` (``np.transpose``, ``np.moveaxis``,
   ``np.swapaxes``, ``np.matrix_transpose``, ``np.expand_dims``, ``np.squeeze``,
   ``np.broadcast_to``: O(ndim), they move the source's axes with the view's; ``np.reshape``
@@ -35,8 +35,8 @@ import numpy as np
 
 from lazybcast import _along_axis
 from lazybcast import _layout as _layout_module
-from lazybcast import _reductions
-from lazybcast._ufuncs import _as_numpy, elementwise
+from lazybcast import _moments, _reductions
+from lazybcast._ufuncs import ARRAYS, _as_numpy, elementwise
 from lazybcast._view import BroadcastView
 
 __all__ = ["LAZY", "array_function", "fallback"]
@@ -86,7 +86,7 @@ def fallback(func, args, kwargs):
 
 
 def _reduction(name):
-    method = getattr(_reductions, name)
+    method = getattr(_moments if name in _moments.__all__ else _reductions, name)
 
     def impl(a, *args, **kwargs):
         if type(a) is not BroadcastView:
@@ -285,7 +285,7 @@ def _isin(element, test_elements, assume_unique=False, invert=False, *, kind=Non
 def _numeric(x):
     """A view, plain ndarray, NumPy or Python scalar of a bool, integer, float or complex
     dtype."""
-    if type(x) in (BroadcastView, np.ndarray) or isinstance(x, np.generic):
+    if type(x) in ARRAYS or isinstance(x, np.generic):
         return x.dtype.kind in "biufc"
     return type(x) in (bool, int, float, complex)
 
@@ -308,7 +308,7 @@ def _dot(a, b, out=None):
 @_implements(np.outer)
 def _outer(a, b, out=None):
     # Of two vectors (views or plain ndarrays), np.outer is np.multiply.outer: lazy.
-    if out is None and all(type(x) in (BroadcastView, np.ndarray) and x.ndim == 1
+    if out is None and all(type(x) in ARRAYS and x.ndim == 1
                            for x in (a, b)):
         return np.multiply.outer(a, b)
     return NotImplemented

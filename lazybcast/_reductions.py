@@ -2,9 +2,9 @@
 
 Reducing along a broadcast axis of size ``n`` is algebra on the source (the sums, products and
 the like: :mod:`lazybcast._repetition`): a sum is ``n`` times the source's sum, a product its
-``n``-th power, a mean, minimum, maximum, ``any`` or ``all`` is unchanged, a variance keeps the
-source's moments (the divisor ``N - ddof`` with ``N`` the logical count), ``argmin`` /
-``argmax`` along it are 0. Everything else runs in NumPy on the compact source, so the cost
+``n``-th power, a minimum, maximum, ``any`` or ``all`` is unchanged, ``argmin`` / ``argmax``
+along it are 0 (means and variances: :mod:`lazybcast._moments`, on this module's plan).
+Everything else runs in NumPy on the compact source, so the cost
 follows the source's size, not the logical size. Results that still repeat along the kept axes
 are views again; 0-d results are NumPy scalars, as NumPy returns.
 
@@ -33,9 +33,8 @@ from lazybcast._ufuncs import _check_writeable
 from lazybcast._view import BroadcastView, make_view
 
 __all__ = [
-    "all", "any", "argmax", "argmin", "max", "mean", "min", "nanargmax", "nanargmin", "nanmax",
-    "nanmean", "nanmin", "nanprod", "nanstd", "nansum", "nanvar", "prod", "reduce", "std", "sum",
-    "ufunc_reduce", "var",
+    "all", "any", "argmax", "argmin", "max", "min", "nanargmax", "nanargmin", "nanmax", "nanmin",
+    "nanprod", "nansum", "prod", "reduce", "sum", "ufunc_reduce",
 ]
 
 _NoValue = np._NoValue
@@ -185,11 +184,11 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
         kwargs["initial"] = initial
     if k > 1 and kind in ("times", "power"):
         r = _scaled(numpy_reduce, src, axes, kind, k, kwargs, dtype)
-        k = 1
     else:
         r = numpy_reduce(src, axis=axes, keepdims=True, **kwargs)
+        if k > 1:
+            r = scale(r, kind, k)
     if not empty:
-        r = scale(r, kind, k)
         if initial is not _NoValue and kind != "same":
             # NumPy converts ``initial`` itself (NEP 50: out of range raises): reduce nothing.
             start = ufunc.reduce(np.empty(0, src.dtype), initial=initial,
@@ -221,7 +220,7 @@ def _scaled(numpy_reduce, src, axes, kind, k, kwargs, dtype):
     temp = kwargs.get("out")
     if temp is None:
         return r
-    if r.dtype.kind in "fc" and temp.dtype.kind in "fc":
+    if r.dtype.kind in "fc" and temp.dtype.kind in "fc" and r.dtype != temp.dtype:
         return rounded(r, temp.dtype, temp)  # (an overflow reported as NumPy's reduce does)
     np.copyto(temp, r, casting="unsafe")
     return temp
@@ -297,110 +296,6 @@ def all(view, axis=None, out=None, keepdims=False, *, where=True):
     return reduce(np.logical_and, view, axis, bool, out, keepdims, _NoValue, where)
 
 
-# -- moments ---------------------------------------------------------------------------------
-
-
-def _in_float64(func, src, axes, dtype, out, real=False, **kwargs):
-    """``func(src, axis=axes, dtype=dtype, keepdims=True, **kwargs)`` (into a temporary for
-    ``out``), computed in float64 and rounded once when NumPy would compute in float16/32 or
-    complex64: the source is small, so the wider pass costs little and is more accurate.
-    ``real``: ``func`` is a variance (real for complex data unless ``dtype`` says otherwise)."""
-    dt = np.dtype(dtype) if dtype is not None else src.dtype
-    if not narrow(dt):
-        return func(src, axis=axes, dtype=dtype, keepdims=True, **_temp(src, axes, out),
-                    **kwargs)
-    w = func(src, axis=axes, dtype=wide(dt), keepdims=True, **kwargs)
-    target = np.finfo(dt).dtype if real and dtype is None else dt  # NumPy's dtype
-    if target.kind == "f" and w.dtype.kind == "c":
-        w = w.real
-    if out is not None:
-        r = _temp(src, axes, out)["out"]
-        np.copyto(r, w, casting="unsafe")
-        return r
-    return w.astype(target.newbyteorder("="))  # (native order, as NumPy's result)
-
-
-def mean(view, axis=None, dtype=None, out=None, keepdims=False, *, where=True, name="mean"):
-    """``view.mean()``: the source's mean (repeating every value alike leaves it unchanged).
-
-    Examples
-    --------
-    >>> import numpy as np, lazybcast
-    >>> mean(lazybcast.broadcast_to(np.array([[1], [2]], dtype=np.int8), (2, 10**6)), axis=0)
-    BroadcastView(shape=(1000000,), dtype=float64, mode='numpy', source_shape=(1,), logical=8.0 MB, held=8 B)
-    """
-    if keepdims is _NoValue:
-        keepdims = False
-    if dtype is None and view.dtype.kind in "biufc" and _whole_call(view, axis, out, keepdims,
-                                                                    where):
-        # view.mean(), the most common call: the source's (in float64 for float16/32 and
-        # complex64, rounded once), as the general path below computes it, without its
-        # overhead (a 4x4 float32 view, Zen 3: 12.4 -> 6 us; NumPy 5.5 us).
-        src = view._source
-        func = getattr(np, name)
-        if narrow(src.dtype):
-            return src.dtype.type(func(src, dtype=wide(src.dtype)))
-        return func(src)
-    if (where is True or where is _NoValue) and view.ndim > 0 and not _is_object(view, dtype):
-        axes = _axes(axis, view.ndim)
-        if name == "mean" and out is None and dtype is not None and np.dtype(dtype).kind in "iub":
-            # NumPy sums in ``dtype`` (wrapping) over the logical elements, then true_divides
-            # by the count (an intp) and casts back: the same steps on the repeated sum.
-            if view.size == 0:
-                return _numpy(name, view, axis=axis, dtype=dtype, keepdims=keepdims)
-            s = reduce(np.add, view, axis, dtype, None, keepdims)
-            count = np.intp(1)
-            for d in axes:
-                count *= view.shape[d]
-            if type(s) is BroadcastView:
-                return np.true_divide(s, count).astype(np.dtype(dtype))
-            return s.dtype.type(s / count)
-        fits = _out_fits(out, _result_shape(view.shape, axes, keepdims))
-        if fits is not False:
-            src = _source(view, axes)
-            r = _in_float64(getattr(np, name), src, axes, dtype, out)
-            return _finish(r, view, axes, keepdims, out)
-    return _numpy(name, view, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
-
-
-def _moment(name, view, axis, dtype, out, ddof, keepdims, where, mean, correction):
-    if keepdims is _NoValue:
-        keepdims = False
-    if correction is not _NoValue:
-        if ddof != 0:
-            raise ValueError("ddof and correction can't be provided simultaneously.")
-        ddof, correction = correction, _NoValue
-    if (where is True or where is _NoValue) and mean is _NoValue and view.ndim > 0 \
-            and not _is_object(view, dtype):
-        axes = _axes(axis, view.ndim)
-        fits = _out_fits(out, _result_shape(view.shape, axes, keepdims))
-        if fits is not False:
-            src = _source(view, axes)
-            k = _repeats(view, src, axes)
-            # Logical sum of squares = k * the source's; N = k * m. NumPy divides by N - ddof:
-            # dividing the source's by m - ddof / k gives the same quotient (and NumPy's
-            # warning when N - ddof <= 0).
-            if k > 1 and ddof:
-                ddof = ddof / k
-            r = _in_float64(getattr(np, name), src, axes, dtype, out, True, ddof=ddof)
-            return _finish(r, view, axes, keepdims, out)
-    return _numpy(name, view, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
-                  where=where, mean=mean, correction=correction)
-
-
-def var(view, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
-        mean=_NoValue, correction=_NoValue):
-    """``view.var()`` from the source's moments: the logical count ``N`` is the source's
-    count times the repeats, and ``ddof`` applies to ``N``."""
-    return _moment("var", view, axis, dtype, out, ddof, keepdims, where, mean, correction)
-
-
-def std(view, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
-        mean=_NoValue, correction=_NoValue):
-    """``view.std()``: the square root of :func:`var`."""
-    return _moment("std", view, axis, dtype, out, ddof, keepdims, where, mean, correction)
-
-
 # -- argmin / argmax ---------------------------------------------------------------------------
 
 
@@ -473,23 +368,6 @@ def nanmin(view, axis=None, out=None, keepdims=False, initial=_NoValue, where=Tr
 def nanmax(view, axis=None, out=None, keepdims=False, initial=_NoValue, where=True):
     """``np.nanmax(view)`` at source cost."""
     return reduce(np.maximum, view, axis, None, out, keepdims, initial, where, nan=True)
-
-
-def nanmean(view, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
-    """``np.nanmean(view)``: the source's (NaNs repeat as often as the other values)."""
-    return mean(view, axis, dtype, out, keepdims, where=where, name="nanmean")
-
-
-def nanvar(view, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
-           mean=_NoValue, correction=_NoValue):
-    """``np.nanvar(view)`` from the source's moments (as :func:`var`)."""
-    return _moment("nanvar", view, axis, dtype, out, ddof, keepdims, where, mean, correction)
-
-
-def nanstd(view, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
-           mean=_NoValue, correction=_NoValue):
-    """``np.nanstd(view)`` from the source's moments (as :func:`std`)."""
-    return _moment("nanstd", view, axis, dtype, out, ddof, keepdims, where, mean, correction)
 
 
 def nanargmin(view, axis=None, out=None, *, keepdims=False):

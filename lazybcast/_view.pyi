@@ -180,7 +180,7 @@ class BroadcastView:
     def __array__(
         self, dtype: np.typing.DTypeLike | None = None, copy: bool | None = None
     ) -> np.ndarray[Any, Any]: ...
-    # -- as a NumPy duck array (lazybcast._ufuncs, _reductions, _functions). Results are
+    # -- as a NumPy duck array (lazybcast._ufuncs, _reductions, _moments, _functions). Results are
     # BroadcastViews (NumPy scalars for 0-d results), NotImplemented to defer, or NumPy's.
     def __array_ufunc__(
         self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any

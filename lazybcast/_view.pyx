@@ -51,16 +51,18 @@ cdef tuple _SHAPE_EMPTY = (0,)
 _NoValue = np._NoValue
 
 #: The duck-array modules, imported on first use (they import this module).
-cdef list _duck_modules = [None, None, None, None]
+cdef list _duck_modules = [None, None, None, None, None]
 
 
 cdef object _mod(int i):
-    """1: lazybcast._ufuncs, 2: lazybcast._reductions, 3: lazybcast._functions."""
+    """1: lazybcast._ufuncs, 2: lazybcast._reductions, 3: lazybcast._functions,
+    4: lazybcast._moments."""
     m = _duck_modules[i]
     if m is None:
         import importlib
         m = _duck_modules[i] = importlib.import_module(
-            ("", "lazybcast._ufuncs", "lazybcast._reductions", "lazybcast._functions")[i])
+            ("", "lazybcast._ufuncs", "lazybcast._reductions", "lazybcast._functions",
+             "lazybcast._moments")[i])
     return m
 
 
@@ -750,7 +752,8 @@ cdef class BroadcastView:
 
     __hash__ = None  # elementwise ==, as ndarray
 
-    # Reductions at source cost (lazybcast._reductions); NumPy's signatures.
+    # Reductions at source cost (lazybcast._reductions, means and variances in
+    # lazybcast._moments); NumPy's signatures.
     def sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,
             where=True):
         return _mod(2).sum(self, axis, dtype, out, keepdims, initial, where)
@@ -772,16 +775,16 @@ cdef class BroadcastView:
         return _mod(2).all(self, axis, out, keepdims, where=where)
 
     def mean(self, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
-        return _mod(2).mean(self, axis, dtype, out, keepdims, where=where)
+        return _mod(4).mean(self, axis, dtype, out, keepdims, where=where)
 
     def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
             mean=_NoValue, correction=_NoValue):
-        return _mod(2).var(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
+        return _mod(4).var(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
                            correction=correction)
 
     def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
             mean=_NoValue, correction=_NoValue):
-        return _mod(2).std(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
+        return _mod(4).std(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
                            correction=correction)
 
     def argmin(self, axis=None, out=None, *, keepdims=False):
