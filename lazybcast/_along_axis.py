@@ -62,7 +62,7 @@ def _axis(view, axis):
 
 def _repeated(view, axis):
     """True when the view repeats one value along ``axis`` (of size > 1)."""
-    return view._source.shape[axis] == 1 and view.shape[axis] > 1
+    return _repeats(view, view._source, (axis,)) > 1
 
 
 def _lazy(result, view):
@@ -126,13 +126,12 @@ def diff(a, n=1, axis=-1, prepend=_NoValue, append=_NoValue):
             or not isinstance(n, (int, np.integer)) or n <= 0):
         return NotImplemented
     src = a._source
-    if not _repeated(a, ax):
-        r = np.diff(src, n=n, axis=ax)
-        return make_view(r, r.shape, a.shape[:ax] + (r.shape[ax],) + a.shape[ax + 1:], "numpy")
-    k = a.shape[ax]
-    piece = np.broadcast_to(src, src.shape[:ax] + (min(k, n + 1),) + src.shape[ax + 1:])
-    r = np.diff(piece, n=n, axis=ax)  # length 1 (or 0 when k <= n) along the axis
-    return make_view(r, r.shape, a.shape[:ax] + (max(k - n, 0),) + a.shape[ax + 1:], "numpy")
+    if _repeated(a, ax):
+        k = a.shape[ax]
+        src = np.broadcast_to(src, src.shape[:ax] + (min(k, n + 1),) + src.shape[ax + 1:])
+    r = np.diff(src, n=n, axis=ax)  # (along a repeated axis: length 1, or 0 when k <= n)
+    return make_view(r, r.shape, a.shape[:ax] + (max(a.shape[ax] - n, 0),) + a.shape[ax + 1:],
+                     "numpy")
 
 
 def _median(func, a, axis, out, overwrite_input, keepdims):

@@ -36,8 +36,8 @@ import re
 
 import numpy as np
 
-from lazybcast._ufuncs import _broadcast_shapes, _compact, _rank
-from lazybcast._view import BroadcastView, make_view
+from lazybcast._ufuncs import ARRAYS, _broadcast_shapes, _compact, _rank
+from lazybcast._view import make_view
 
 __all__ = ["call"]
 
@@ -50,9 +50,9 @@ for _name, _sig, _free in (("matvec", "(m,n),(n)->(m)", "m"), ("vecmat", "(n),(n
     if hasattr(np, _name):
         _FREE[getattr(np, _name)] = (_sig, frozenset(_free))
 
-#: Operand types computed on: anything else (an ndarray subclass such as np.matrix or a
-#: masked array, another array type) goes to NumPy, which keeps its type or its mask.
-_OPERANDS = frozenset((BroadcastView, np.ndarray, list, tuple))
+#: Operand types computed on (views, plain ndarrays, and lists of values): anything else goes
+#: to NumPy, which keeps its type or its mask.
+_OPERANDS = ARRAYS | {list, tuple}
 
 #: Keyword arguments that do not move core axes or write elsewhere.
 _KWARGS = frozenset(("dtype", "casting"))

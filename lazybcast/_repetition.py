@@ -68,12 +68,8 @@ def times(r, k):
         # k is reduced modulo 2**bits by the cast: the same wrap as k repeated additions.
         np.multiply(r, np.array(k).astype(r.dtype), out=r)
     elif kind == "f":
-        w = wide(r.dtype)
-        # (A float16/32 sum scaled in float64 cannot overflow: at most 2**63 * 2**63 * 2**128.)
-        if narrow(r.dtype):
-            np.multiply(r, np.array(k, dtype=w), out=r, dtype=w, casting="unsafe")
-        else:
-            r[...] = reported(np.multiply, r, np.array(k, dtype=w))
+        # (Narrow floats arrive already widened: see _reductions._scaled.)
+        r[...] = reported(np.multiply, r, np.array(k, dtype=r.dtype))
     elif kind == "c":
         # Each part on its own, as repeated additions scale it: a complex product by k + 0j
         # would turn inf + 0j into inf + nanj (inf * 0).

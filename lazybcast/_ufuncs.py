@@ -24,15 +24,19 @@ import numpy as np
 
 from lazybcast._view import BroadcastView, make_view
 
-__all__ = ["array_ufunc", "binary", "elementwise", "equality"]
+__all__ = ["ARRAYS", "array_ufunc", "binary", "elementwise", "equality"]
 
 #: Python scalars stay Python scalars: NEP 50 treats them as "weak".
 _PY_SCALARS = (bool, int, float, complex)
 
 _NDARRAY_UFUNC = np.ndarray.__array_ufunc__
 
+#: The array types whose values lazybcast computes on itself: views and plain ndarrays. An
+#: ndarray subclass (np.matrix, a masked array) or another array type keeps NumPy's rules.
+ARRAYS = frozenset((BroadcastView, np.ndarray))
+
 #: Operand types that never defer (checked by identity before any attribute lookup).
-_PLAIN = frozenset((BroadcastView, np.ndarray, type(None), *_PY_SCALARS))
+_PLAIN = frozenset((*ARRAYS, type(None), *_PY_SCALARS))
 
 
 def _broadcast_shapes(shapes):
@@ -335,7 +339,7 @@ def _outer(ufunc, inputs, kwargs):
     (NumPy's own: Python scalars are strong there, unlike in ``ufunc(a, b)``)."""
     if (len(inputs) != 2 or ufunc.nin != 2 or ufunc.signature is not None
             or not kwargs.keys() <= {"dtype", "casting"}
-            or any(type(x) not in (BroadcastView, np.ndarray) for x in inputs)
+            or any(type(x) not in ARRAYS for x in inputs)
             or inputs[0].ndim + inputs[1].ndim > 64):  # (NumPy's ValueError past 64 axes)
         return None
     a, b = inputs
