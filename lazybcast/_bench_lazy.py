@@ -74,6 +74,15 @@ def _values(shape, dtype, k=0):
     return (((np.arange(n) * 7 + 13 * k) % 101) / 101).astype(dtype).reshape(shape)
 
 
+def _items(x):
+    """The first-axis items of a view, an array or a tensor (a data loader's ``x[i]``)."""
+    return [x[i] for i in range(len(x))]
+
+
+def _torch_stack(t):
+    return load_torch().stack(_items(t))
+
+
 def _build():
     f4, f8 = np.float32, np.float64
 
@@ -97,6 +106,9 @@ def _build():
     for rows, quick in ((4096, True), (16384, False)):  # one row times a matrix, repeated
         _case("v @ w", [((1, 512), (rows, 512)), ((512, 512), (512, 512))], f4,
             lambda v, w: v @ w, lambda v, w: v @ w, quick)
+    for batch, quick in ((16, True), (64, False)):  # a batch of images, one colour a channel
+        _case("np.stack(items(v))", [((batch, 3, 1, 1), (batch, 3, 224, 224))], f4,
+            lambda v: np.stack(_items(v)), _torch_stack, quick)
     for n, quick in ((512, True), (4096, False)):  # an outer sum: the result is full size
         _case("(a + b).max()", [((n, 1), (n, n)), ((1, n), (n, n))], f4,
             lambda a, b: (a + b).max(), lambda a, b: (a + b).max(), quick)

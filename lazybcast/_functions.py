@@ -6,8 +6,10 @@ The functions in :data:`LAZY` keep a view lazy:
   :mod:`lazybcast._moments`; their ``np.nan*`` variants too), ``np.count_nonzero``, ``np.ptp``, ``np.histogram`` and ``np.bincount``;
 - the layout functions of :mod:`lazybcast._layout` (``np.transpose``, ``np.moveaxis``,
   ``np.swapaxes``, ``np.matrix_transpose``, ``np.expand_dims``, ``np.squeeze``,
-  ``np.broadcast_to``: O(ndim), they move the source's axes with the view's; ``np.reshape``
-  and ``np.ravel``: lazy where the axes split or merge cleanly);
+  ``np.broadcast_to``, ``np.flip``, ``np.fliplr``, ``np.flipud``, ``np.rot90``,
+  ``np.diagonal``: O(ndim), they move the source's axes with the view's; ``np.reshape``
+  and ``np.ravel``: lazy where the axes split or merge cleanly; ``np.roll`` along axes:
+  the source rolled), and ``np.trace``, the sum of the lazy diagonal;
 - a few elementwise functions (``np.where``, ``np.isclose``, ``np.allclose``,
   ``np.array_equal``, ``np.clip``, ``np.round``, ``np.isin``), and ``np.outer`` of two
   vectors (``np.multiply.outer``, elementwise);
@@ -15,7 +17,10 @@ The functions in :data:`LAZY` keep a view lazy:
   operands with one or two axes, ``np.linalg.matmul`` and ``np.linalg.vecdot``;
 - the functions along an axis of :mod:`lazybcast._along_axis` (``np.sort``, ``np.argsort``,
   ``np.cumsum``, ``np.cumprod``, ``np.diff``, ``np.median``, ``np.nanmedian``,
-  ``np.unique``).
+  ``np.unique``);
+- joins and repeats (:mod:`lazybcast._joining`): ``np.concatenate``, ``np.stack``,
+  ``np.vstack``, ``np.hstack``, ``np.atleast_1d`` / ``2d`` / ``3d``, ``np.tile``,
+  ``np.repeat``.
 
 Every other NumPy function runs as before this protocol existed: on ``np.asarray(view)``,
 which is ``np.broadcast_to`` of the source (no copy).
@@ -24,16 +29,15 @@ which is ``np.broadcast_to`` of the source (no copy).
 >>> v = lazybcast.broadcast_to(np.arange(3.0), (1000, 3))
 >>> np.transpose(v).source.shape, np.sum(v, axis=0).source.shape
 ((3, 1), (3,))
->>> np.concatenate([v[:1], v[:1]])  # not lazy: NumPy's own on the zero-copy arrays
-array([[0., 1., 2.],
-       [0., 1., 2.]])
+>>> np.percentile(v, 50, axis=0)  # not lazy: NumPy's own on the zero-copy arrays
+array([0., 1., 2.])
 """
 
 import builtins
 
 import numpy as np
 
-from lazybcast import _along_axis
+from lazybcast import _along_axis, _joining
 from lazybcast import _layout as _layout_module
 from lazybcast import _moments, _reductions
 from lazybcast._ufuncs import ARRAYS, _as_numpy, elementwise
@@ -124,9 +128,17 @@ def _layout(name):
 
 
 for _name in ("transpose", "moveaxis", "swapaxes", "expand_dims", "squeeze",
-              "matrix_transpose"):
+              "matrix_transpose", "flip", "fliplr", "flipud", "rot90", "diagonal", "roll"):
     LAZY[getattr(np, _name)] = _layout(_name)
 del _name
+
+
+@_implements(np.trace)
+def _trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    """The sum of the lazy diagonal, as NumPy's trace sums its diagonal."""
+    if type(a) is not BroadcastView:
+        return NotImplemented
+    return _reductions.sum(_layout_module.diagonal(a, offset, axis1, axis2), -1, dtype, out)
 
 
 @_implements(np.broadcast_to)
@@ -324,6 +336,13 @@ if hasattr(np.linalg, "matmul"):  # (NumPy 2.0's array-API names)
         if axis == -1:  # (the default: the gufunc's own core axis, lazy)
             return np.vecdot(x1, x2)
         return np.vecdot(x1, x2, axis=axis)
+
+
+# -- joined and repeated: concatenate, stack, tile, repeat (lazybcast._joining) ------------------
+
+for _name in _joining.__all__:
+    LAZY[getattr(np, _name)] = getattr(_joining, _name)
+del _name
 
 
 # -- along an axis: sorts, scans, differences, medians, unique values (lazybcast._along_axis) --

@@ -6,7 +6,8 @@ whose broadcast axes have stride 0), and reads the result back as a view: every 
 and size > 1 is a broadcast axis and keeps one source element; every other axis is the source's.
 So the axis rules, the accepted arguments and every exception (``np.exceptions.AxisError``,
 ``ValueError``, ``TypeError``) are NumPy's by construction, and the new source is a view of the
-old one: nothing is copied.
+old one: nothing is copied. (``roll`` is the exception: as NumPy's, it copies, but only the
+source, which it rolls along the view's real axes.)
 
 ``reshape`` is the one operation that may need data. NumPy reshapes without a copy when each
 group of old axes that maps onto a group of new axes can be re-strided; on the proxy that rule
@@ -42,11 +43,17 @@ from lazybcast._view import BroadcastView
 
 __all__ = [
     "broadcast_to",
+    "diagonal",
     "expand_dims",
+    "flip",
+    "fliplr",
+    "flipud",
     "matrix_transpose",
     "moveaxis",
     "ravel",
     "reshape",
+    "roll",
+    "rot90",
     "squeeze",
     "swapaxes",
     "transpose",
@@ -179,6 +186,90 @@ def broadcast_to(view, shape):
     ((7, 4, 3), (1, 1, 3))
     """
     return _from_proxy(np.broadcast_to(_proxy(view), shape), view)
+
+
+def flip(view, axis=None):
+    """flip(view, axis=None)
+
+    The view reversed along ``axis`` (all axes for None), as ``numpy.flip``: a broadcast axis
+    reads the same either way, a real one is reversed in the source (a negative stride).
+
+    Examples
+    --------
+    >>> import numpy as np, lazybcast
+    >>> from lazybcast._layout import flip
+    >>> flip(lazybcast.broadcast_to(np.arange(3), (1000, 3))).source
+    array([[2, 1, 0]])
+    """
+    r = np.flip(_proxy(view), axis)
+    return r if type(r) is not np.ndarray else _from_proxy(r, view)  # (0-d: NumPy's scalar)
+
+
+def fliplr(view):
+    """fliplr(view): :func:`flip` along the second axis, as ``numpy.fliplr``."""
+    return _from_proxy(np.fliplr(_proxy(view)), view)
+
+
+def flipud(view):
+    """flipud(view): :func:`flip` along the first axis, as ``numpy.flipud``."""
+    return _from_proxy(np.flipud(_proxy(view)), view)
+
+
+def rot90(view, k=1, axes=(0, 1)):
+    """rot90(view, k=1, axes=(0, 1))
+
+    The view rotated by 90 degrees ``k`` times in the plane of ``axes``, as ``numpy.rot90``.
+
+    Examples
+    --------
+    >>> import numpy as np, lazybcast
+    >>> from lazybcast._layout import rot90
+    >>> r = rot90(lazybcast.broadcast_to(np.arange(3), (1000, 3)))
+    >>> r.shape, r.source
+    ((3, 1000), array([[2],
+           [1],
+           [0]]))
+    """
+    return _from_proxy(np.rot90(_proxy(view), k, axes), view)
+
+
+def diagonal(view, offset=0, axis1=0, axis2=1):
+    """diagonal(view, offset=0, axis1=0, axis2=1)
+
+    The diagonal of the plane ``(axis1, axis2)`` as a last axis, as ``numpy.diagonal`` (a
+    read-only view in both): along two broadcast axes it repeats one value.
+
+    Examples
+    --------
+    >>> import numpy as np, lazybcast
+    >>> from lazybcast._layout import diagonal
+    >>> d = diagonal(lazybcast.broadcast_to(np.arange(4), (4, 4)))
+    >>> d.shape, d.source
+    ((4,), array([0, 1, 2, 3]))
+    """
+    return _from_proxy(np.diagonal(_proxy(view), offset, axis1, axis2), view)
+
+
+def roll(view, shift, axis=None):
+    """roll(view, shift, axis=None)
+
+    The view rolled by ``shift`` along ``axis``, as ``numpy.roll``: a broadcast axis reads the
+    same rolled, so the source is rolled (a copy of the source, as NumPy's roll copies).
+    ``axis=None`` rolls the flattened array: NumPy's.
+
+    Examples
+    --------
+    >>> import numpy as np, lazybcast
+    >>> from lazybcast._layout import roll
+    >>> r = roll(lazybcast.broadcast_to(np.arange(3), (1000, 3)), 1, axis=(0, 1))
+    >>> r.shape, r.source
+    ((1000, 3), array([[2, 0, 1]]))
+    """
+    if axis is None:
+        return NotImplemented
+    src = view._source
+    r = np.roll(src, shift, axis)  # (NumPy's checks; a source axis of size 1 rolls to itself)
+    return BroadcastView._from_ndarray(np.broadcast_to(r, view.shape), r, view.mode)
 
 
 def view_as(view, dtype):

@@ -522,6 +522,19 @@ cdef class BroadcastView:
         (lazybcast._gufuncs), NumPy's on ``np.asarray(view)`` otherwise."""
         return np.dot(self, b, out)
 
+    def diagonal(self, offset=0, axis1=0, axis2=1):
+        """``np.diagonal(view, ...)``: a view (lazybcast._layout), no copy."""
+        return np.diagonal(self, offset, axis1, axis2)
+
+    def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+        """``np.trace(view, ...)``: the sum of the lazy diagonal, at source cost."""
+        return np.trace(self, offset, axis1, axis2, dtype, out)
+
+    def repeat(self, repeats, axis=None):
+        """``np.repeat(view, repeats, axis)``: lazy along an axis (lazybcast._joining),
+        NumPy's flat copy for ``axis=None``."""
+        return np.repeat(self, repeats, axis)
+
     tobytes = _missing("tobytes")
     tofile = _missing("tofile")
     dump = _missing("dump")
@@ -533,13 +546,10 @@ cdef class BroadcastView:
     getfield = _missing("getfield")
     setfield = _missing("setfield")
     take = _missing("take")
-    repeat = _missing("repeat")
     argsort = _missing("argsort")
     argpartition = _missing("argpartition")
     searchsorted = _missing("searchsorted")
     nonzero = _missing("nonzero")
-    diagonal = _missing("diagonal")
-    trace = _missing("trace")
     compress = _missing("compress")
     choose = _missing("choose")
 

@@ -23,6 +23,7 @@ WITH_EXAMPLES = {
     "lazybcast._api",
     "lazybcast._batches",
     "lazybcast._gufuncs",
+    "lazybcast._joining",
     "lazybcast._moments",
     "lazybcast._repetition",
     "lazybcast._rules",

@@ -82,6 +82,66 @@ def test_broadcast_to_composes(pair, data):
                       outcome(np.broadcast_to, ref, shape), view)
 
 
+@given(pair=views(), data=st.data())
+def test_flips_rotations_and_diagonals(pair, data):
+    view, ref = pair
+    axis = data.draw(st.one_of(st.none(), axes_values,
+                               st.lists(axes_values, max_size=3).map(tuple)))
+    got, expected = outcome(np.flip, view, axis), outcome(np.flip, ref, axis)
+    if expected[0] == "ok" and type(expected[1]) is not np.ndarray:  # 0-d: NumPy's scalar
+        assert type(got[1]) is type(expected[1]) and got[1] == expected[1]
+    else:
+        assert_like_numpy(got, expected, view)
+    for name in ("fliplr", "flipud"):
+        assert_like_numpy(outcome(getattr(np, name), view), outcome(getattr(np, name), ref),
+                          view)
+    k = data.draw(st.integers(-5, 5))
+    axes = data.draw(st.tuples(axes_values, axes_values))
+    assert_like_numpy(outcome(np.rot90, view, k, axes), outcome(np.rot90, ref, k, axes), view)
+    offset = data.draw(st.integers(-4, 4))
+    a, b = data.draw(axes_values), data.draw(axes_values)
+    assert_like_numpy(outcome(np.diagonal, view, offset, a, b),
+                      outcome(np.diagonal, ref, offset, a, b), view)
+    assert_like_numpy(outcome(view.diagonal, offset, a, b), outcome(ref.diagonal, offset, a, b),
+                      view)
+
+
+@given(pair=views(dtypes=st.just(np.dtype(np.int32))), data=st.data())
+def test_trace_is_numpys(pair, data):
+    """Integer traces equal NumPy's exactly (a view when the result still repeats)."""
+    view, ref = pair
+    offset = data.draw(st.integers(-3, 3))
+    a, b = data.draw(axes_values), data.draw(axes_values)
+    dtype = data.draw(st.sampled_from([None, np.int64, np.int8]))
+    got = outcome(view.trace, offset, a, b, dtype)
+    expected = outcome(np.trace, ref, offset, a, b, dtype)
+    assert got[0] == expected[0], (got, expected)
+    if got[0] == "ok":
+        g = got[1].materialize() if type(got[1]) is BroadcastView else got[1]
+        assert type(g) is type(expected[1]) or isinstance(expected[1], np.ndarray)
+        assert_same(np.asarray(g), np.asarray(expected[1]))
+    else:
+        assert type(got[1]) is type(expected[1])
+
+
+@given(pair=views(), data=st.data())
+def test_roll_rolls_the_source(pair, data):
+    view, ref = pair
+    shift = data.draw(st.one_of(st.integers(-7, 7), st.lists(st.integers(-7, 7), max_size=3)))
+    axis = data.draw(st.one_of(axes_values, st.lists(axes_values, max_size=3).map(tuple)))
+    got, expected = outcome(np.roll, view, shift, axis), outcome(np.roll, ref, shift, axis)
+    if expected[0] == "ok":
+        assert got[0] == "ok", got[1]
+        assert type(got[1]) is BroadcastView
+        assert got[1].source.size <= max(view.source.size, 1)
+        assert_same(np.asarray(got[1]), expected[1])
+    else:
+        assert got[0] == "error" and type(got[1]) is type(expected[1]), (got, expected)
+    flat = np.roll(view, 3)  # axis=None: NumPy's flat roll
+    assert type(flat) is np.ndarray
+    assert_same(flat, np.roll(ref, 3))
+
+
 @NUMPY_2_1
 @given(pair=views(), data=st.data())
 def test_reshape(pair, data):

@@ -1,0 +1,156 @@
+"""Joins and repeats of views (``np.concatenate``, ``np.stack``, ``np.vstack``, ``np.hstack``,
+``np.atleast_*d``, ``np.tile``, ``np.repeat``): NumPy on the ``np.broadcast_to`` equivalents
+is the oracle for values, dtypes, shapes and errors; results are views whose source is no
+larger than the operands' live axes where the module promises it."""
+
+import math
+
+import numpy as np
+import pytest
+from _core_strategies import shapes
+from _duck_strategies import NUMERIC, assert_same_array, operand, outcome, views
+from hypothesis import given
+from hypothesis import strategies as st
+
+import lazybcast
+from lazybcast import BroadcastView
+
+
+def same(got, expected, viewed=True):
+    """NumPy's outcome: the same error type, or the same array (as a view when NumPy's is a
+    non-empty array and ``viewed``: a view took part)."""
+    assert got[0] == expected[0], (got, expected)
+    if got[0] == "error":
+        assert issubclass(got[1], expected[1]) or issubclass(expected[1], got[1]), (got, expected)
+        return
+    g, e = got[1], expected[1]
+    if type(e) is tuple:
+        assert type(g) is tuple and len(g) == len(e)
+        for a, b in zip(g, e):
+            same(("ok", a), ("ok", b), viewed)
+        return
+    if type(g) is not BroadcastView:  # (an empty result or NumPy's path: NumPy's array)
+        assert type(g) is np.ndarray and (e.size == 0 or not viewed), (type(g), e.shape)
+        np.testing.assert_array_equal(g, e)
+        assert g.dtype == e.dtype and g.shape == e.shape
+        return
+    assert_same_array(g, e)
+
+
+@st.composite
+def joined(draw, stacked=False):
+    """``(operands, oracles, axis)``: 1-4 views and ndarrays of one rank whose shapes agree
+    off ``axis`` (all of one shape if ``stacked``), each of a drawn numeric dtype."""
+    base = draw(shapes(1, 4))
+    axis = draw(st.integers(-len(base) - stacked, len(base) - 1 + stacked))
+    dtypes = draw(st.lists(st.sampled_from(NUMERIC), min_size=1, max_size=2))
+    ops, refs = [], []
+    for i in range(draw(st.integers(1, 4))):
+        shape = list(base)
+        if not stacked:
+            shape[axis % len(base)] = draw(st.integers(0, 3))
+        x, ref = draw(operand(tuple(shape), dtypes[i % len(dtypes)], ("view", "view", "array")))
+        ops.append(x)
+        refs.append(ref)
+    return ops, refs, axis
+
+
+def _viewed(ops):
+    return any(type(x) is BroadcastView for x in ops)
+
+
+@given(case=joined(), options=st.sampled_from(
+    [{}, {"dtype": np.float32}, {"dtype": np.int8, "casting": "unsafe"},
+     {"dtype": np.int8}, {"casting": "no"}]))
+def test_concatenate_is_numpys(case, options):
+    ops, refs, axis = case
+    got = outcome(np.concatenate, ops, axis=axis, **options)
+    same(got, outcome(np.concatenate, refs, axis=axis, **options), _viewed(ops))
+    if got[0] == "ok" and type(got[1]) is BroadcastView:
+        # Each operand contributes at most its logical length along the axis times the
+        # other axes' live sizes: never more than the logical result.
+        assert got[1].source.size <= got[1].size
+
+
+@given(case=joined(stacked=True))
+def test_stack_is_numpys(case):
+    ops, refs, axis = case
+    same(outcome(np.stack, ops, axis=axis), outcome(np.stack, refs, axis=axis), _viewed(ops))
+
+
+@given(data=st.data())
+@pytest.mark.parametrize("name", ["vstack", "hstack", "atleast_1d", "atleast_2d", "atleast_3d"])
+def test_stacks_of_any_rank_are_numpys(name, data):
+    dtype = data.draw(st.sampled_from(NUMERIC))
+    ops, refs = [], []
+    for _ in range(data.draw(st.integers(1, 3))):
+        x, ref = data.draw(operand(data.draw(shapes(0, 3)), dtype, ("view", "view", "array")))
+        ops.append(x)
+        refs.append(ref)
+    func = getattr(np, name)
+    if name.startswith("atleast"):
+        got, expected = outcome(func, *ops), outcome(func, *refs)
+        if got[0] == "ok" and type(expected[1]) is not tuple:
+            # One operand: itself when it has the rank (a view stays that very view).
+            got, expected = ("ok", (got[1],)), ("ok", (expected[1],))
+        assert got[0] == expected[0]
+        for g, e, x in zip(got[1], expected[1], ops):
+            if type(x) is BroadcastView:
+                assert_same_array(g, e)
+            else:
+                assert type(g) is np.ndarray and g.shape == e.shape
+                np.testing.assert_array_equal(g, e)
+        return
+    same(outcome(func, ops), outcome(func, refs), _viewed(ops))
+
+
+@given(data=st.data())
+def test_tile_is_numpys(data):
+    view, ref = data.draw(views())
+    reps = data.draw(st.one_of(st.integers(-1, 3), st.lists(st.integers(0, 3), max_size=5)))
+    got = outcome(np.tile, view, reps)
+    same(got, outcome(np.tile, ref, reps))
+    if got[0] == "ok" and type(got[1]) is BroadcastView:
+        # Broadcast axes and new leading axes repeat nothing: the source grows by the
+        # repetitions of its real axes only.
+        real = tuple(r for r in (reps if isinstance(reps, list) else [reps])[::-1])
+        growth = math.prod(r for r, m in zip(real, view.source.shape[::-1]) if m > 1)
+        assert got[1].source.size <= view.source.size * max(growth, 1)
+
+
+@given(data=st.data())
+def test_repeat_is_numpys(data):
+    view, ref = data.draw(views())
+    axis = data.draw(st.one_of(st.none(), st.integers(-view.ndim - 1, view.ndim)))
+    length = view.shape[axis] if axis is not None and -view.ndim <= axis < view.ndim else 1
+    repeats = data.draw(st.one_of(st.integers(-1, 3),
+                                  st.lists(st.integers(-1, 3), min_size=length,
+                                           max_size=length + data.draw(st.sampled_from([0, 0, 1])))))
+    got = outcome(np.repeat, view, repeats, axis=axis)
+    expected = outcome(np.repeat, ref, repeats, axis=axis)
+    if axis is None:  # (a flat result: NumPy's)
+        assert got[0] == expected[0]
+        if got[0] == "ok":
+            np.testing.assert_array_equal(got[1], expected[1])
+        return
+    same(got, expected, view.ndim > 0)  # (a 0-d view: NumPy's, which makes it 1-D)
+    same(outcome(view.repeat, repeats, axis), expected, view.ndim > 0)
+
+
+def test_a_stacked_batch_keeps_its_broadcast_axes():
+    """64 images that repeat one value per channel stack into a view of a (64, 3, 1, 1)
+    source, and concatenating features along the last axis keeps the rows broadcast."""
+    colours = np.arange(64 * 3, dtype=np.float32).reshape(64, 3, 1, 1)
+    items = [lazybcast.broadcast_to(c, (3, 224, 224)) for c in colours]
+    batch = np.stack(items)
+    assert type(batch) is BroadcastView and batch.source.shape == (64, 3, 1, 1)
+    np.testing.assert_array_equal(batch.materialize(),
+                                  np.broadcast_to(colours, (64, 3, 224, 224)))
+    a = lazybcast.broadcast_to(np.arange(3.0), (1000, 3))
+    b = lazybcast.broadcast_to(np.array([7.0]), (1000, 2))
+    r = np.concatenate([a, b], axis=1)
+    assert r.source.shape == (1, 5)
+    np.testing.assert_array_equal(r.source, [[0, 1, 2, 7, 7]])
+    t = np.tile(a, (8, 2, 1))
+    assert t.shape == (8, 2000, 3) and t.source.shape == (1, 1, 3)
+    assert np.repeat(a, 5, axis=0).source.shape == (1, 3)
