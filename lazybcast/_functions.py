@@ -2,8 +2,9 @@
 
 The functions in :data:`LAZY` keep a view lazy:
 
-- the reductions, at source cost (:mod:`lazybcast._reductions`, means and variances in
-  :mod:`lazybcast._moments`; their ``np.nan*`` variants too), ``np.count_nonzero``, ``np.ptp``, ``np.histogram`` and ``np.bincount``;
+- the reductions, at source cost (:mod:`lazybcast._reductions`, means, variances and
+  ``np.linalg.norm`` in :mod:`lazybcast._moments`; their ``np.nan*`` variants too),
+  ``np.count_nonzero``, ``np.ptp``, ``np.histogram`` and ``np.bincount``;
 - the layout functions of :mod:`lazybcast._layout` (``np.transpose``, ``np.moveaxis``,
   ``np.swapaxes``, ``np.matrix_transpose``, ``np.expand_dims``, ``np.squeeze``,
   ``np.broadcast_to``, ``np.flip``, ``np.fliplr``, ``np.flipud``, ``np.rot90``,
@@ -324,6 +325,9 @@ def _outer(a, b, out=None):
                            for x in (a, b)):
         return np.multiply.outer(a, b)
     return NotImplemented
+
+
+LAZY[np.linalg.norm] = _moments.norm  # (sums of powers: lazybcast._moments)
 
 
 if hasattr(np.linalg, "matmul"):  # (NumPy 2.0's array-API names)

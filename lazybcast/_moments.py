@@ -1,4 +1,4 @@
-"""Means, variances and standard deviations of views at source cost.
+"""Means, variances, standard deviations and norms of views at source cost.
 
 Repeating every value of a lane alike leaves its mean unchanged, and its variance too when the
 divisor counts the repeats: the logical count ``N`` of a reduced cell is the source's count
@@ -17,13 +17,14 @@ zero-copy ``np.asarray(view)``.
 """
 
 import numpy as np
+from numpy.lib.array_utils import normalize_axis_index
 
 from lazybcast._reductions import (_axes, _finish, _is_object, _numpy, _out_fits, _repeats,
                                    _result_shape, _source, _temp, _whole_call, reduce)
 from lazybcast._repetition import narrow, wide
 from lazybcast._view import BroadcastView
 
-__all__ = ["mean", "nanmean", "nanstd", "nanvar", "std", "var"]
+__all__ = ["mean", "nanmean", "nanstd", "nanvar", "norm", "std", "var"]
 
 _NoValue = np._NoValue
 
@@ -144,3 +145,95 @@ def nanstd(view, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, whe
            mean=_NoValue, correction=_NoValue):
     """``np.nanstd(view)`` from the source's moments (as :func:`std`)."""
     return _moment("nanstd", view, axis, dtype, out, ddof, keepdims, where, mean, correction)
+
+
+# -- norms: sums of powers, at source cost ----------------------------------------------------
+
+
+def norm(x, ord=None, axis=None, keepdims=False):
+    """``np.linalg.norm`` of a view: NumPy's own formula for each ``ord`` (sums, maxima and
+    minima of ``abs(x)`` and its powers), run on the view, so each step is lazy and costs the
+    source. Matrix norms that need singular values (``ord=2``, ``-2``, ``"nuc"`` over two
+    axes), object dtypes and 0-d views are NumPy's. Floating sums are the repeated sums of
+    :mod:`lazybcast._reductions` (a float64 pass over the source, rounded once): they may
+    differ from NumPy's in the last bits, as :func:`var` does.
+
+    Examples
+    --------
+    >>> import numpy as np, lazybcast
+    >>> v = lazybcast.broadcast_to(np.array([3.0, 4.0]), (1000, 2))
+    >>> norm(v, axis=1).source, norm(v, ord=np.inf, axis=0).source
+    (array([5.]), array([3., 4.]))
+    """
+    if (type(x) is not BroadcastView or x.ndim == 0 or x.dtype.kind in "OSUVMm"
+            or not (ord is None or isinstance(ord, (str, int, float, np.integer, np.floating)))):
+        return NotImplemented
+    if x.dtype.kind not in "fc":
+        x = x.astype(float)
+    if axis is None:
+        if ord is None or (ord in ("f", "fro") and x.ndim == 2) or (ord == 2 and x.ndim == 1):
+            r = np.sqrt(_squares(x).sum())
+            return r.reshape((1,) * x.ndim) if keepdims else r
+        axis = tuple(range(x.ndim))
+    elif type(axis) is not tuple:
+        if not isinstance(axis, (int, np.integer)) or isinstance(axis, (bool, np.bool_)):
+            return NotImplemented  # (NumPy's TypeError)
+        axis = (int(axis),)
+    if len(axis) == 1:
+        return _vector_norm(x, ord, axis, keepdims)
+    if len(axis) != 2 or not all(isinstance(a, (int, np.integer)) for a in axis):
+        return NotImplemented
+    try:
+        rows, cols = (normalize_axis_index(a, x.ndim) for a in axis)
+    except (TypeError, ValueError):
+        return NotImplemented
+    if rows == cols or (isinstance(ord, str) and ord not in ("f", "fro")):
+        return NotImplemented  # (NumPy's errors, and the nuclear norm)
+    a = abs(x)
+    if ord == 1 or ord == -1:
+        r = a.sum(axis=rows)
+        r = r.max(axis=cols - (cols > rows), initial=0) if ord == 1 else \
+            r.min(axis=cols - (cols > rows))
+    elif ord == np.inf or ord == -np.inf:
+        r = a.sum(axis=cols)
+        r = r.max(axis=rows - (rows > cols), initial=0) if ord > 0 else \
+            r.min(axis=rows - (rows > cols))
+    elif ord in (None, "f", "fro"):
+        r = np.sqrt(_squares(x).sum(axis=(rows, cols)))
+    else:
+        return NotImplemented  # (2, -2: singular values; anything else: NumPy's error)
+    if keepdims:
+        shape = list(x.shape)
+        shape[rows] = shape[cols] = 1
+        r = np.reshape(r, shape)
+    return r
+
+
+def _squares(x):
+    """``|x|**2`` as NumPy's norm computes it: ``(x.conj() * x).real`` (a view)."""
+    return (x.conj() * x).real
+
+
+def _vector_norm(x, ord, axis, keepdims):
+    if isinstance(ord, str):
+        return NotImplemented  # (NumPy's ValueError)
+    try:
+        (ax,) = (normalize_axis_index(a, x.ndim) for a in axis)
+    except (TypeError, ValueError):
+        return NotImplemented
+    if ord == np.inf:
+        return abs(x).max(axis=ax, keepdims=keepdims, initial=0)
+    if ord == -np.inf:
+        return abs(x).min(axis=ax, keepdims=keepdims)
+    if ord == 0:
+        return (x != 0).astype(x.real.dtype).sum(axis=ax, keepdims=keepdims)
+    if ord == 1:
+        return abs(x).sum(axis=ax, keepdims=keepdims)
+    if ord is None or ord == 2:
+        return np.sqrt(_squares(x).sum(axis=ax, keepdims=keepdims))
+    a = abs(x)
+    p = np.power(a, ord)  # (NumPy's ``absx **= ord``: computed as the operands promote,
+    if p.dtype != a.dtype:  # stored in absx's dtype)
+        p = p.astype(a.dtype)
+    r = p.sum(axis=ax, keepdims=keepdims)
+    return r ** np.reciprocal(ord, dtype=r.dtype)

@@ -532,3 +532,41 @@ def test_other_floating_point_errors_keep_the_callers_settings():
     with np.errstate(all="call", call=lambda *args: want.append(args[0])):
         np.broadcast_to(src, (3,)).prod()
     assert got == want == ["underflow"]
+
+
+NORM_ORDS = [None, 1, -1, 2, -2, 3, 0.5, 0, np.inf, -np.inf, "fro", "nuc", "x"]
+
+
+@given(data=st.data())
+@pytest.mark.parametrize("dtype", ["f8", "f4", "c16", "i1"])
+def test_norm_is_numpys(dtype, data):
+    """``np.linalg.norm`` of a view: NumPy's type, dtype, shape and values (k/8 values and
+    int8 ones, whose sums of powers are exact in float64; float32 within rounding), or
+    NumPy's error; lazy results cost the source."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "i":
+        view, oracle = data.draw(views(dtype=dtype), label="view")
+    else:
+        view, oracle = data.draw(tame_views(dtype), label="view")
+    ord_ = data.draw(st.sampled_from(NORM_ORDS), label="ord")
+    axis = data.draw(st.one_of(st.none(), st.integers(-3, 3),
+                               st.tuples(st.integers(-3, 3), st.integers(-3, 3))), label="axis")
+    keepdims = data.draw(st.booleans(), label="keepdims")
+    got = outcome(np.linalg.norm, view, ord_, axis, keepdims)
+    expected = outcome(np.linalg.norm, oracle, ord_, axis, keepdims)
+    assert got[0] == expected[0], (got, expected)
+    if got[0] == "error":
+        assert got[1] is expected[1], (got, expected)
+        return
+    g, e = got[1], expected[1]
+    if type(g) is BroadcastView:
+        assert isinstance(e, np.ndarray) and e.ndim > 0
+        g = g.materialize()
+    else:
+        assert type(g) is type(e), (type(g), type(e))
+    g, e = np.asarray(g), np.asarray(e)
+    assert g.dtype == e.dtype and g.shape == e.shape, (g.dtype, e.dtype, g.shape, e.shape)
+    if g.dtype == np.float32 and ord_ not in (np.inf, -np.inf, 0):
+        np.testing.assert_allclose(g, e, rtol=2e-6)  # (NumPy rounds each partial sum)
+    else:
+        np.testing.assert_array_equal(g, e)
