@@ -74,6 +74,16 @@ def outcome(func, *args, **kwargs):
             return "error", type(e)
 
 
+def raised_alike(got, expected):
+    """Two :func:`outcome` pairs agree on success or failure; True when both raised an
+    exception of one family (nothing more to compare), False when both returned."""
+    assert got[0] == expected[0], (got, expected)
+    if got[0] == "error":
+        assert issubclass(got[1], expected[1]) or issubclass(expected[1], got[1]), (got, expected)
+        return True
+    return False
+
+
 def source_size(*operands):
     """An upper bound on a lazy result's source: the union of the operands' live axes."""
     shapes_ = []
