@@ -15,7 +15,8 @@ The functions in :data:`LAZY` keep a view lazy:
   ``np.array_equal``, ``np.clip``, ``np.round``, ``np.isin``), and ``np.outer`` of two
   vectors (``np.multiply.outer``, elementwise);
 - products that take the gufuncs' lazy path (:mod:`lazybcast._gufuncs`): ``np.dot`` of
-  operands with one or two axes, ``np.linalg.matmul`` and ``np.linalg.vecdot``;
+  operands with one or two axes, ``np.linalg.matmul`` and ``np.linalg.vecdot``, and
+  ``np.einsum``;
 - the functions along an axis of :mod:`lazybcast._along_axis` (``np.sort``, ``np.argsort``,
   ``np.cumsum``, ``np.cumprod``, ``np.diff``, ``np.median``, ``np.nanmedian``,
   ``np.unique``);
@@ -38,7 +39,7 @@ import builtins
 
 import numpy as np
 
-from lazybcast import _along_axis, _joining
+from lazybcast import _along_axis, _gufuncs, _joining
 from lazybcast import _layout as _layout_module
 from lazybcast import _moments, _reductions
 from lazybcast._ufuncs import ARRAYS, _as_numpy, elementwise
@@ -328,6 +329,7 @@ def _outer(a, b, out=None):
 
 
 LAZY[np.linalg.norm] = _moments.norm  # (sums of powers: lazybcast._moments)
+LAZY[np.einsum] = _gufuncs.einsum
 
 
 if hasattr(np.linalg, "matmul"):  # (NumPy 2.0's array-API names)

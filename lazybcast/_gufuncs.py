@@ -1,5 +1,6 @@
 """Generalized ufuncs on views at source cost: ``@`` / ``np.matmul``, ``np.vecdot``,
-``np.matvec``, ``np.vecmat``, ``np.dot`` of one or two axes, and the loop axes of any other.
+``np.matvec``, ``np.vecmat``, ``np.dot`` of one or two axes, and the loop axes of any other;
+and ``np.einsum`` (:func:`einsum`), by the same rule.
 
 A generalized ufunc (signature ``(n?,k),(k,m?)->(n?,m?)`` for matmul) maps core blocks (the
 last axes) to core blocks and loops over the leading axes elementwise. A view repeats along
@@ -37,9 +38,9 @@ import re
 import numpy as np
 
 from lazybcast._ufuncs import ARRAYS, _broadcast_shapes, _compact, _rank
-from lazybcast._view import make_view
+from lazybcast._view import BroadcastView, make_view
 
-__all__ = ["call"]
+__all__ = ["call", "einsum"]
 
 #: The core dimensions along which a product is elementwise (an output row depends on that
 #: input row alone), by gufunc and the signature they were read from (a gufunc whose
@@ -53,6 +54,9 @@ for _name, _sig, _free in (("matvec", "(m,n),(n)->(m)", "m"), ("vecmat", "(n),(n
 #: Operand types computed on (views, plain ndarrays, and lists of values): anything else goes
 #: to NumPy, which keeps its type or its mask.
 _OPERANDS = ARRAYS | {list, tuple}
+
+#: Operand types of einsum computed on: views, plain ndarrays, Python and NumPy scalars.
+_EINSUM_OPERANDS = ARRAYS | {bool, int, float, complex}
 
 #: Keyword arguments that do not move core axes or write elsewhere.
 _KWARGS = frozenset(("dtype", "casting"))
@@ -128,3 +132,64 @@ def call(ufunc, inputs, kwargs):
     if type(result) is not np.ndarray:
         return result
     return make_view(result, (1,) * (len(full) - result.ndim) + result.shape, full, "numpy")
+
+
+def einsum(*operands, out=None, optimize=False, **kwargs):
+    """``np.einsum`` with a subscripts string of letters (no ``...``, no letter twice in one
+    operand) over views and plain ndarrays: a letter of the output along which every operand
+    that has it repeats (a broadcast axis) is computed once; every other axis is expanded to
+    its logical size (stride 0, no copy), so summed repeats count. NumPy's einsum runs on
+    these compact operands and the result is a view of the full shape (NumPy's scalar when
+    0-d). Anything else is NumPy's.
+
+    Examples
+    --------
+    >>> import numpy as np, lazybcast
+    >>> v = lazybcast.broadcast_to(np.array([1.0, 2.0]), (1000, 2))
+    >>> r = np.einsum("ij,jk->ik", v, np.eye(2))
+    >>> r.shape, r.source
+    ((1000, 2), array([[1., 2.]]))
+    """
+    if (out is not None or not operands or type(operands[0]) is not str
+            or not kwargs.keys() <= {"dtype", "order", "casting"}):
+        return NotImplemented
+    subscripts, arrays = operands[0].replace(" ", ""), operands[1:]
+    if (not arrays or any(type(x) not in _EINSUM_OPERANDS and not isinstance(x, np.generic)
+                          for x in arrays)
+            or not any(type(x) is BroadcastView for x in arrays)):
+        return NotImplemented
+    ins, arrow, output = subscripts.partition("->")
+    terms = ins.split(",")
+    letters = "".join(terms)
+    if not arrow:  # implicit: the letters used once, in alphabetical order
+        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    if (len(terms) != len(arrays) or not (letters + output).isalpha()
+            or any(len(set(t)) != len(t) for t in terms + [output])
+            or any(len(t) != np.ndim(x) for t, x in zip(terms, arrays))):
+        return NotImplemented  # (ellipses, diagonals, NumPy's errors)
+    sizes = {}
+    for t, x in zip(terms, arrays):
+        for c, n in zip(t, np.shape(x)):
+            m = sizes.setdefault(c, n)
+            if m != n:
+                if 1 not in (m, n):
+                    return NotImplemented  # (NumPy's ValueError)
+                sizes[c] = n if m == 1 else m  # (einsum broadcasts a size of 1)
+    if not set(output) <= set(letters):
+        return NotImplemented
+    compact = [_compact(x)[0] for x in arrays]  # (a 0-d operand: itself or its source)
+    # (An empty output axis is computed empty: no element NumPy would not compute.)
+    once = {c for c in output if sizes[c] and
+            all(a.shape[t.index(c)] == 1 for t, a in zip(terms, compact) if c in t)}
+    pieces = []
+    for t, x, a in zip(terms, arrays, compact):
+        if not t:  # a scalar (a Python one stays one: NumPy converts it)
+            pieces.append(a)
+            continue
+        want = tuple(1 if c in once else n for c, n in zip(t, x.shape))
+        pieces.append(a if a.shape == want else np.broadcast_to(a, want))
+    r = np.einsum(f"{','.join(terms)}->{output}", *pieces, optimize=optimize, **kwargs)
+    full = tuple(sizes[c] for c in output)
+    if type(r) is not np.ndarray or not full:
+        return r
+    return make_view(r, r.shape, full, "numpy")

@@ -311,3 +311,62 @@ def test_other_array_types_keep_numpys_answer():
     for b in (np.array([[1, 0], [0, 1]]), 2):
         got, want = outcome(np.dot, td, b), outcome(np.dot, np.asarray(td), b)
         assert got[0] == want[0] and (got[0] == "error" or np.array_equal(got[1], want[1]))
+
+
+@st.composite
+def einsum_case(draw):
+    """``(subscripts, operands, oracles, compact)``: 1-3 operands over letters ``a``-``d``
+    (sizes 0-3, an operand's axis sometimes of size 1: einsum broadcasts it), an implicit or
+    explicit output, and the result's source shape the module promises (1 on an output
+    letter along which every operand that has it repeats)."""
+    dtype = draw(DTYPES)
+    sizes = {c: draw(st.integers(1, 3)) for c in "abcd"}
+    if draw(st.integers(0, 9)) == 0:
+        sizes["a"] = 0  # empty: NumPy's path
+    terms, ops, refs = [], [], []
+    for _ in range(draw(st.integers(1, 3))):
+        term = "".join(draw(st.permutations("abcd"))[:draw(st.integers(0, 3))])
+        shape = tuple(1 if draw(st.integers(0, 4)) == 0 else sizes[c] for c in term)
+        x, ref = draw(operand(shape, draw(DTYPES) if draw(st.booleans()) else dtype))
+        terms.append(term)
+        ops.append(x)
+        refs.append(ref)
+    used = sorted(set("".join(terms)))
+    if draw(st.booleans()):
+        output = "".join(draw(st.permutations(used))[:draw(st.integers(0, len(used)))])
+        subscripts = ",".join(terms) + "->" + output
+    else:
+        output = "".join(c for c in used if "".join(terms).count(c) == 1)
+        subscripts = ",".join(terms)
+    compact = tuple(1 if all(_repeats(r, t.index(c)) for t, r in zip(terms, refs) if c in t)
+                    else max(r.shape[t.index(c)] for t, r in zip(terms, refs) if c in t)
+                    for c in output)
+    return subscripts, ops, refs, compact
+
+
+@given(einsum_case())
+def test_einsum_is_numpys_on_the_compact_operands(case):
+    """``np.einsum``: NumPy's shapes, dtypes, values and errors; an output axis along which
+    every operand repeats is computed once."""
+    subscripts, ops, refs, compact = case
+    lazy = any(type(x) is BroadcastView for x in ops)
+    check(outcome(np.einsum, subscripts, *ops), outcome(np.einsum, subscripts, *refs),
+          compact, lazy)
+
+
+def test_einsum_options_and_other_spellings_are_numpys():
+    v = lazybcast.broadcast_to(np.arange(3.0), (4, 3))
+    ref = np.asarray(v)
+    for args, kwargs in ((("ij,ij->i", v, v), {"dtype": np.float32, "casting": "same_kind"}),
+                         (("ii->i", lazybcast.broadcast_to(np.arange(3.0), (3, 3))), {}),
+                         (("...j->...", v), {}), (("ij->i", v), {"optimize": True}),
+                         (("ij,jk", v, np.ones((3, 2))), {"casting": "no"})):
+        expected = np.einsum(*(np.asarray(a) if type(a) is BroadcastView else a
+                               for a in args), **kwargs)
+        got = np.einsum(*args, **kwargs)
+        got = got.materialize() if type(got) is BroadcastView else got
+        np.testing.assert_array_equal(got, expected)
+        assert np.asarray(got).dtype == expected.dtype
+    out = np.empty(4)
+    assert np.einsum("ij->i", v, out=out) is out
+    np.testing.assert_array_equal(out, ref.sum(axis=1))
