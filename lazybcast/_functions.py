@@ -119,8 +119,18 @@ del _name, _funcs
 # -- layout: lazybcast._layout moves the source's axes with the view's, in O(ndim) ---------------
 
 
+#: NumPy's name of the array argument, where it is not ``a`` (``matrix_transpose``'s is
+#: positional only: NumPy refuses it by keyword).
+_ARRAY_ARGUMENT = {"flip": "m", "fliplr": "m", "flipud": "m", "rot90": "m",
+                   "matrix_transpose": None}
+
+
 def _layout(name):
-    def impl(a, *args, **kwargs):
+    def impl(*args, **kwargs):
+        if args:
+            a, args = args[0], args[1:]
+        else:  # (passed by keyword, under NumPy's name)
+            a = kwargs.pop(_ARRAY_ARGUMENT.get(name, "a"), None)
         if type(a) is not BroadcastView:
             return NotImplemented
         return getattr(_layout_module, name)(a, *args, **kwargs)

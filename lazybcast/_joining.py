@@ -37,6 +37,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
 from lazybcast._layout import reshape
+from lazybcast._rules import check_size
 from lazybcast._ufuncs import ARRAYS, _compact
 from lazybcast._view import BroadcastView, make_view
 
@@ -44,16 +45,16 @@ __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "concatenate", "hstack", "r
            "stack", "tile", "vstack"]
 
 
-def _operands(arrays):
+def _operands(arrays, min_rank=1):
     """``arrays`` as a list of views and plain ndarrays, at least one view among them, all
-    of one rank >= 1; None otherwise (NumPy decides)."""
+    of one rank >= ``min_rank``; None otherwise (NumPy decides)."""
     if type(arrays) not in (list, tuple) or not arrays:
         return None
     types = set(map(type, arrays))
     if not types <= ARRAYS or BroadcastView not in types:
         return None
     ranks = {x.ndim for x in arrays}
-    if len(ranks) != 1 or 0 in ranks:
+    if len(ranks) != 1 or min(ranks) < min_rank:
         return None
     return list(arrays)
 
@@ -68,8 +69,6 @@ def _join(parts, ax, dtype, casting):
         return None  # (NumPy's ValueError)
     shape = list(first)
     shape[ax] = sum(s[ax] for _, s in parts)
-    if 0 in shape:
-        return None  # (nothing to compute: NumPy's, on the zero-copy arrays)
     compact = {c.shape for c, _ in parts}
     keep = [d != ax and all(c[d] == 1 for c in compact) for d in range(len(shape))]
     wants = {s: tuple(1 if k else n for k, n in zip(keep, s)) for s in shapes}
@@ -77,11 +76,17 @@ def _join(parts, ax, dtype, casting):
     for c, s in parts:
         want = wants[s]
         pieces.append(c if c.shape == want else np.broadcast_to(c, want))
+    try:
+        itemsize = (np.result_type(*pieces) if dtype is None else np.dtype(dtype)).itemsize
+    except TypeError:
+        return None  # (dtypes NumPy cannot join: NumPy's error)
+    if not _fits(tuple(shape), itemsize):
+        return None
     r = np.concatenate(pieces, axis=ax, dtype=dtype, casting=casting)
     return make_view(r, r.shape, tuple(shape), "numpy")
 
 
-def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+def concatenate(arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind"):
     """``np.concatenate`` of views (and plain ndarrays) along an axis, as a view."""
     arrays = _operands(arrays)
     if arrays is None or out is not None or axis is None or type(axis) is bool:
@@ -96,7 +101,7 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
 
 def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     """``np.stack`` of views (and plain ndarrays) of one shape, as a view."""
-    arrays = _operands(arrays)
+    arrays = _operands(arrays, 0)
     if (arrays is None or out is not None or type(axis) is bool
             or len({x.shape for x in arrays}) != 1):
         return NotImplemented
@@ -163,9 +168,22 @@ def hstack(tup, *, dtype=None, casting="same_kind"):
     return concatenate(arrays, 0 if arrays[0].ndim == 1 else 1, dtype=dtype, casting=casting)
 
 
+def _fits(full, itemsize):
+    """True for a non-empty result shape that can be indexed (else NumPy's path: its own
+    error, or its empty array)."""
+    if 0 in full:
+        return False
+    try:
+        check_size(full, itemsize)
+    except ValueError:
+        return False
+    return True
+
+
 def tile(A, reps):
     """``np.tile`` of a view: broadcast axes grow (their source keeps one element), new
-    leading axes are broadcast axes, and real axes are tiled in the source."""
+    leading axes are broadcast axes, and real axes are tiled in the source (a new array, as
+    NumPy's tile returns one)."""
     if type(A) is not BroadcastView:
         return NotImplemented
     try:
@@ -180,31 +198,46 @@ def tile(A, reps):
     reps = (1,) * (ndim - len(reps)) + reps
     shape = (1,) * (ndim - A.ndim) + A.shape
     full = tuple(n * r for n, r in zip(shape, reps))
-    if 0 in full:
+    if not _fits(full, A.itemsize):
         return NotImplemented
     src = A._source.reshape((1,) * (ndim - A.ndim) + A._source.shape)
     # A source axis of size 1 is broadcast (or of length 1): tiling repeats one element.
-    src_reps = tuple(1 if m == 1 else r for m, r in zip(src.shape, reps))
-    if any(r != 1 for r in src_reps):
-        src = np.tile(src, src_reps)
-    return make_view(src, src.shape, full, "numpy")
+    src = np.tile(src, tuple(1 if m == 1 else r for m, r in zip(src.shape, reps)))
+    return make_view(src, src.shape, full, "numpy")  # (np.tile copies, even by ones)
+
+
+def _length(repeats, n):
+    """The length ``np.repeat`` gives an axis of ``n`` for integer ``repeats`` (a scalar, or
+    a vector of length 1 or ``n``, none negative); None for anything else (NumPy decides)."""
+    r = np.asarray(repeats)
+    if r.dtype.kind not in "iu" or r.dtype == np.uint64 or r.ndim > 1 or r.size not in (1, n):
+        return None
+    if r.size and r.min() < 0:
+        return None
+    if r.size == 1:
+        return int(r.reshape(())) * n
+    return sum(map(int, r)) if r.max() > 2**62 // max(n, 1) else int(r.sum())
 
 
 def repeat(a, repeats, axis=None):
     """``np.repeat`` of a view along an axis: along a broadcast axis the source's one
-    element is repeated (nothing to copy); along a real axis the source's elements are."""
-    if type(a) is not BroadcastView or axis is None or type(axis) is bool or a.ndim == 0:
+    element is repeated (nothing more to copy); along a real axis the source's elements are.
+    The source is a new array, as NumPy's repeat returns one."""
+    if type(a) is not BroadcastView or axis is None or type(axis) is bool:
         return NotImplemented
+    if a.ndim == 0:  # (NumPy repeats a 0-d array as a vector of one)
+        a = reshape(a, (1,))
     try:
         ax = normalize_axis_index(axis, a.ndim)
-        # NumPy's checks of ``repeats`` and the new length, on a lane of flags.
-        length = np.repeat(np.zeros(a.shape[ax], dtype=bool), repeats).shape[0]
     except (TypeError, ValueError):
         return NotImplemented
-    full = a.shape[:ax] + (length,) + a.shape[ax + 1:]
-    if 0 in full:
+    length = _length(repeats, a.shape[ax])
+    full = a.shape[:ax] + (length or 0,) + a.shape[ax + 1:]
+    if length is None or not _fits(full, a.itemsize):
         return NotImplemented
     src = a._source
-    if src.shape[ax] != 1:  # (size 1: one element along the axis, repeated stays one)
+    if src.shape[ax] == 1:  # one element along the axis: repeated, it stays one
+        src = src.copy()
+    else:
         src = np.repeat(src, repeats, axis=ax)
     return make_view(src, src.shape, full, "numpy")

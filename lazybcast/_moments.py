@@ -172,16 +172,22 @@ def norm(x, ord=None, axis=None, keepdims=False):
         x = x.astype(float)
     if axis is None:
         if ord is None or (ord in ("f", "fro") and x.ndim == 2) or (ord == 2 and x.ndim == 1):
-            r = np.sqrt(_squares(x).sum())
+            if x.dtype == np.float16:
+                # NumPy's shortcut is ``x.dot(x)``, whose float16 loop multiplies and adds in
+                # float32: squares that underflow float16 still count.
+                r = np.sqrt(_squares(x.astype(np.float32)).sum().astype(np.float16))
+            else:
+                r = np.sqrt(_squares(x).sum())
             return r.reshape((1,) * x.ndim) if keepdims else r
         axis = tuple(range(x.ndim))
     elif type(axis) is not tuple:
-        if not isinstance(axis, (int, np.integer)) or isinstance(axis, (bool, np.bool_)):
-            return NotImplemented  # (NumPy's TypeError)
-        axis = (int(axis),)
+        axis = (axis,)
+    if not all(isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_))
+               for a in axis):
+        return NotImplemented  # (NumPy converts or refuses them)
     if len(axis) == 1:
         return _vector_norm(x, ord, axis, keepdims)
-    if len(axis) != 2 or not all(isinstance(a, (int, np.integer)) for a in axis):
+    if len(axis) != 2:
         return NotImplemented
     try:
         rows, cols = (normalize_axis_index(a, x.ndim) for a in axis)

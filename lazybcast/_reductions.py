@@ -182,7 +182,7 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
         kwargs["dtype"] = dtype
     if initial is not _NoValue and (empty or kind == "same"):
         kwargs["initial"] = initial
-    if k > 1 and kind in ("times", "power"):
+    if k > 1 and kind in ("times", "power") and src.dtype.kind in "biufc":
         r = _scaled(numpy_reduce, src, axes, kind, k, kwargs, dtype)
     else:
         r = numpy_reduce(src, axis=axes, keepdims=True, **kwargs)

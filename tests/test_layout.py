@@ -106,6 +106,19 @@ def test_flips_rotations_and_diagonals(pair, data):
                       view)
 
 
+def test_the_array_passed_by_numpys_keyword():
+    v = lazybcast.broadcast_to(np.arange(3.0), (2, 3))
+    ref = np.asarray(v)
+    for func, kwargs in ((np.flip, {"axis": 0}), (np.fliplr, {}), (np.flipud, {}),
+                         (np.rot90, {})):
+        got = func(m=v, **kwargs)
+        assert type(got) is BroadcastView
+        assert_same(np.asarray(got), func(m=ref, **kwargs))
+    assert type(np.diagonal(a=v)) is BroadcastView
+    with pytest.raises(TypeError):  # (positional only, as NumPy's)
+        np.matrix_transpose(x=v)
+
+
 @given(pair=views(dtypes=st.just(np.dtype(np.int32))), data=st.data())
 def test_trace_is_numpys(pair, data):
     """Integer traces equal NumPy's exactly (a view when the result still repeats)."""

@@ -538,7 +538,7 @@ NORM_ORDS = [None, 1, -1, 2, -2, 3, 0.5, 0, np.inf, -np.inf, "fro", "nuc", "x"]
 
 
 @given(data=st.data())
-@pytest.mark.parametrize("dtype", ["f8", "f4", "c16", "i1"])
+@pytest.mark.parametrize("dtype", ["f8", "f4", "f2", "c16", "i1"])
 def test_norm_is_numpys(dtype, data):
     """``np.linalg.norm`` of a view: NumPy's type, dtype, shape and values (k/8 values and
     int8 ones, whose sums of powers are exact in float64; float32 within rounding), or
@@ -566,7 +566,29 @@ def test_norm_is_numpys(dtype, data):
         assert type(g) is type(e), (type(g), type(e))
     g, e = np.asarray(g), np.asarray(e)
     assert g.dtype == e.dtype and g.shape == e.shape, (g.dtype, e.dtype, g.shape, e.shape)
-    if g.dtype == np.float32 and ord_ not in (np.inf, -np.inf, 0):
-        np.testing.assert_allclose(g, e, rtol=2e-6)  # (NumPy rounds each partial sum)
+    if g.dtype.itemsize < 8 and g.dtype.kind == "f" and ord_ not in (np.inf, -np.inf, 0):
+        # (NumPy rounds each partial sum in float32 and float16)
+        np.testing.assert_allclose(g, e, rtol=2e-6 if g.dtype == np.float32 else 2e-3)
     else:
         np.testing.assert_array_equal(g, e)
+
+
+def test_float16_norm_squares_in_float32_as_numpys_dot():
+    """NumPy's whole-array norm is ``sqrt(x.dot(x))``, and its float16 dot works in float32:
+    squares below float16's range still count."""
+    for value in (1e-4, 3e-4):
+        v = lazybcast.broadcast_to(np.array([value], np.float16), (4,))
+        assert np.linalg.norm(v) == np.linalg.norm(np.asarray(v))
+        assert np.linalg.norm(v).dtype == np.float16
+    with pytest.raises(TypeError):
+        np.linalg.norm(lazybcast.broadcast_to(np.ones(3), (2, 3)), axis=(True,))
+
+
+def test_timedelta_sums_with_a_dtype_are_numpys():
+    """NumPy sums timedeltas in their own dtype whatever ``dtype=`` says."""
+    v = lazybcast.broadcast_to(np.array([[-5]], "m8[ms]"), (3, 3))
+    ref = np.asarray(v)
+    assert np.sum(v, dtype=np.float32) == np.sum(ref, dtype=np.float32)
+    assert np.trace(v, dtype=np.float32) == np.trace(ref, dtype=np.float32)
+    np.testing.assert_array_equal(np.sum(v, axis=0, dtype=np.float32).materialize(),
+                                  np.sum(ref, axis=0, dtype=np.float32))
