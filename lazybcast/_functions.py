@@ -2,8 +2,9 @@
 
 The functions in :data:`LAZY` keep a view lazy:
 
-- the reductions, at source cost (:mod:`lazybcast._reductions`, means, variances and
-  ``np.linalg.norm`` in :mod:`lazybcast._moments`; their ``np.nan*`` variants too),
+- the reductions, at source cost (:mod:`lazybcast._reductions`, means, variances,
+  ``np.average`` without weights and ``np.linalg.norm`` in :mod:`lazybcast._moments`; their
+  ``np.nan*`` variants too),
   ``np.count_nonzero``, ``np.ptp``, ``np.histogram`` and ``np.bincount``;
 - the layout functions of :mod:`lazybcast._layout` (``np.transpose``, ``np.moveaxis``,
   ``np.swapaxes``, ``np.matrix_transpose``, ``np.expand_dims``, ``np.squeeze``,
@@ -12,7 +13,8 @@ The functions in :data:`LAZY` keep a view lazy:
   and ``np.ravel``: lazy where the axes split or merge cleanly; ``np.roll`` along axes:
   the source rolled), and ``np.trace``, the sum of the lazy diagonal;
 - a few elementwise functions (``np.where``, ``np.isclose``, ``np.allclose``,
-  ``np.array_equal``, ``np.clip``, ``np.round``, ``np.isin``), and ``np.outer`` of two
+  ``np.array_equal``, ``np.clip``, ``np.round``, ``np.isin``, ``np.nan_to_num``,
+  ``np.real``, ``np.imag``), and ``np.outer`` of two
   vectors (``np.multiply.outer``, elementwise);
 - products that take the gufuncs' lazy path (:mod:`lazybcast._gufuncs`): ``np.dot`` of
   operands with one or two axes, ``np.linalg.matmul`` and ``np.linalg.vecdot``, and
@@ -291,6 +293,29 @@ def _bincount(x, weights=None, minlength=0):
     return np.bincount(x.source, minlength=minlength) * (x.size // x.source.size)
 
 
+@_implements(np.nan_to_num)
+def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """Elementwise: the source's NaN and infinities replaced (into a new array, as NumPy's
+    ``copy=True``; ``copy=False`` cannot write into a view: NumPy's error)."""
+    if type(x) is not BroadcastView or not copy:
+        return NotImplemented
+
+    def nan_to_num(s):
+        return np.nan_to_num(s, copy=True, nan=nan, posinf=posinf, neginf=neginf)
+
+    return elementwise(nan_to_num, (x,))
+
+
+@_implements(np.real)
+def _real(val):
+    return val.real if type(val) is BroadcastView else NotImplemented
+
+
+@_implements(np.imag)
+def _imag(val):
+    return val.imag if type(val) is BroadcastView else NotImplemented
+
+
 @_implements(np.isin)
 def _isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
     """Elementwise in ``element``: the source's answer, broadcast again."""
@@ -339,6 +364,7 @@ def _outer(a, b, out=None):
 
 
 LAZY[np.linalg.norm] = _moments.norm  # (sums of powers: lazybcast._moments)
+LAZY[np.average] = _moments.average
 LAZY[np.einsum] = _gufuncs.einsum
 
 

@@ -17,14 +17,14 @@ zero-copy ``np.asarray(view)``.
 """
 
 import numpy as np
-from numpy.lib.array_utils import normalize_axis_index
+from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from lazybcast._reductions import (_axes, _finish, _is_object, _numpy, _out_fits, _repeats,
                                    _result_shape, _source, _temp, _whole_call, reduce)
 from lazybcast._repetition import narrow, wide
-from lazybcast._view import BroadcastView
+from lazybcast._view import BroadcastView, make_view
 
-__all__ = ["mean", "nanmean", "nanstd", "nanvar", "norm", "std", "var"]
+__all__ = ["average", "mean", "nanmean", "nanstd", "nanvar", "norm", "std", "var"]
 
 _NoValue = np._NoValue
 
@@ -145,6 +145,28 @@ def nanstd(view, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, whe
            mean=_NoValue, correction=_NoValue):
     """``np.nanstd(view)`` from the source's moments (as :func:`std`)."""
     return _moment("nanstd", view, axis, dtype, out, ddof, keepdims, where, mean, correction)
+
+
+def average(a, axis=None, weights=None, returned=False, *, keepdims=_NoValue):
+    """``np.average`` without weights: :func:`mean`, and with ``returned=True`` the count of
+    elements averaged in each cell, as NumPy computes them (weights: NumPy's)."""
+    if type(a) is not BroadcastView or weights is not None:
+        return NotImplemented
+    if axis is not None:
+        try:
+            axis = normalize_axis_tuple(axis, a.ndim, argname="axis")
+        except (TypeError, ValueError):
+            return NotImplemented
+    avg = mean(a, axis, keepdims=False if keepdims is _NoValue else keepdims)
+    # (a NumPy scalar or a view: both have these; NumPy computes it, and may raise, always)
+    scl = avg.dtype.type(a.size / avg.size)
+    if not returned:
+        return avg
+    shape = np.shape(avg)
+    if shape:
+        scl = make_view(np.asarray(scl).reshape((1,) * len(shape)), (1,) * len(shape), shape,
+                        "numpy")
+    return avg, scl
 
 
 # -- norms: sums of powers, at source cost ----------------------------------------------------

@@ -592,3 +592,39 @@ def test_timedelta_sums_with_a_dtype_are_numpys():
     assert np.trace(v, dtype=np.float32) == np.trace(ref, dtype=np.float32)
     np.testing.assert_array_equal(np.sum(v, axis=0, dtype=np.float32).materialize(),
                                   np.sum(ref, axis=0, dtype=np.float32))
+
+
+@given(data=st.data())
+def test_average_without_weights_is_numpys_mean(data):
+    view, oracle = data.draw(tame_views(np.dtype(data.draw(st.sampled_from(["f8", "f4"])))),
+                             label="view")
+    axis = data.draw(axes_for(view.ndim), label="axis")
+    keepdims = data.draw(st.sampled_from([np._NoValue, False, True]), label="keepdims")
+    for returned in (False, True):
+        got = outcome(np.average, view, axis, returned=returned, keepdims=keepdims)
+        expected = outcome(np.average, oracle, axis, returned=returned, keepdims=keepdims)
+        assert got[0] == expected[0], (got, expected)
+        if got[0] == "error":
+            continue
+        pairs = zip(got[1], expected[1]) if returned else [(got[1], expected[1])]
+        for g, e in pairs:
+            if isinstance(e, np.ndarray):
+                assert type(g) is BroadcastView
+                g = g.materialize()
+            else:
+                assert type(g) is type(e)
+            np.testing.assert_array_equal(g, e)
+            assert np.asarray(g).dtype == np.asarray(e).dtype
+
+
+@given(data=st.data())
+def test_nan_to_num_real_and_imag_are_elementwise(data):
+    dtype = np.dtype(data.draw(st.sampled_from(["f8", "f2", "c8", "i4"])))
+    view, oracle = data.draw(views(dtype=dtype), label="view")
+    kwargs = data.draw(st.sampled_from([{}, {"nan": 7.0, "posinf": 1.0, "neginf": -2.0}]))
+    for func, args in ((np.nan_to_num, kwargs), (np.real, {}), (np.imag, {})):
+        got = outcome(func, view, **args)
+        expected = outcome(func, oracle, **args)
+        assert got[0] == expected[0], (func, got, expected)
+        if got[0] == "ok":
+            assert_same_array(got[1], expected[1])
