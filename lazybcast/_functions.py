@@ -297,8 +297,9 @@ def _bincount(x, weights=None, minlength=0):
 def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     """Elementwise: the source's NaN and infinities replaced (into a new array, as NumPy's
     ``copy=True``; ``copy=False`` cannot write into a view: NumPy's error)."""
-    if type(x) is not BroadcastView or not copy:
-        return NotImplemented
+    if type(x) is not BroadcastView or not copy or any(np.ndim(v) for v in (nan, posinf,
+                                                                             neginf)):
+        return NotImplemented  # (array replacements of the logical shape: NumPy's)
 
     def nan_to_num(s):
         return np.nan_to_num(s, copy=True, nan=nan, posinf=posinf, neginf=neginf)

@@ -188,7 +188,13 @@ def einsum(*operands, out=None, optimize=False, **kwargs):
             continue
         want = tuple(1 if c in once else n for c, n in zip(t, x.shape))
         pieces.append(a if a.shape == want else np.broadcast_to(a, want))
-    r = np.einsum(f"{','.join(terms)}->{output}", *pieces, optimize=optimize, **kwargs)
+    explicit = f"{','.join(terms)}->{output}"
+    if optimize is not False:
+        # NumPy picks the order of pairwise contractions from the shapes, and each step
+        # promotes (and wraps) on its own: the path is the one for the logical shapes.
+        optimize = np.einsum_path(explicit, *[np.asarray(x) if type(x) is BroadcastView
+                                              else x for x in arrays], optimize=optimize)[0]
+    r = np.einsum(explicit, *pieces, optimize=optimize, **kwargs)
     full = tuple(sizes[c] for c in output)
     if type(r) is not np.ndarray or not full:
         return r

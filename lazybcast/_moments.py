@@ -150,8 +150,8 @@ def nanstd(view, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, whe
 def average(a, axis=None, weights=None, returned=False, *, keepdims=_NoValue):
     """``np.average`` without weights: :func:`mean`, and with ``returned=True`` the count of
     elements averaged in each cell, as NumPy computes them (weights: NumPy's)."""
-    if type(a) is not BroadcastView or weights is not None:
-        return NotImplemented
+    if type(a) is not BroadcastView or weights is not None or a.dtype.kind == "O":
+        return NotImplemented  # (objects: NumPy's count is a float, which it then refuses)
     if axis is not None:
         try:
             axis = normalize_axis_tuple(axis, a.ndim, argname="axis")

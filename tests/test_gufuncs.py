@@ -344,14 +344,15 @@ def einsum_case(draw):
     return subscripts, ops, refs, compact
 
 
-@given(einsum_case())
-def test_einsum_is_numpys_on_the_compact_operands(case):
+@given(einsum_case(), st.sampled_from([False, False, True, "greedy", "optimal"]))
+def test_einsum_is_numpys_on_the_compact_operands(case, optimize):
     """``np.einsum``: NumPy's shapes, dtypes, values and errors; an output axis along which
-    every operand repeats is computed once."""
+    every operand repeats is computed once. With ``optimize``, the pairwise contractions run
+    in NumPy's order for the logical shapes (each step promotes and wraps on its own)."""
     subscripts, ops, refs, compact = case
     lazy = any(type(x) is BroadcastView for x in ops)
-    check(outcome(np.einsum, subscripts, *ops), outcome(np.einsum, subscripts, *refs),
-          compact, lazy)
+    check(outcome(np.einsum, subscripts, *ops, optimize=optimize),
+          outcome(np.einsum, subscripts, *refs, optimize=optimize), compact, lazy)
 
 
 def test_einsum_options_and_other_spellings_are_numpys():
@@ -370,3 +371,13 @@ def test_einsum_options_and_other_spellings_are_numpys():
     out = np.empty(4)
     assert np.einsum("ij->i", v, out=out) is out
     np.testing.assert_array_equal(out, ref.sum(axis=1))
+
+
+def test_einsum_contracts_in_numpys_order_for_the_logical_shapes():
+    """An int8 step that wraps in another order: NumPy's path is the logical shapes' one."""
+    a, b = np.full(2, 100, np.int8), np.ones((2, 2), np.uint8)
+    c = lazybcast.broadcast_to(np.full((1, 2), 100, np.int8), (2, 2))
+    got = np.einsum("k,ik,jk->ij", a, b, c, optimize=True)
+    expected = np.einsum("k,ik,jk->ij", a, b, np.asarray(c), optimize=True)
+    assert type(got) is BroadcastView and got.dtype == expected.dtype
+    np.testing.assert_array_equal(got.materialize(), expected)

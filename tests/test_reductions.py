@@ -628,3 +628,15 @@ def test_nan_to_num_real_and_imag_are_elementwise(data):
         assert got[0] == expected[0], (func, got, expected)
         if got[0] == "ok":
             assert_same_array(got[1], expected[1])
+
+
+def test_average_and_nan_to_num_leave_numpy_the_cases_it_decides():
+    """Object averages with counts (NumPy raises), and replacement values of the logical
+    shape (they vary along the repeated axes)."""
+    v = lazybcast.broadcast_to(np.array([1, 2, 3], object), (4, 3))
+    with pytest.raises(AttributeError):
+        np.average(v, axis=0, returned=True)
+    w = lazybcast.broadcast_to(np.array([1.0, np.nan]), (4, 2))
+    nan = np.arange(8.0).reshape(4, 2)
+    np.testing.assert_array_equal(np.nan_to_num(w, nan=nan),
+                                  np.nan_to_num(np.asarray(w), nan=nan))
