@@ -9,9 +9,10 @@ The functions in :data:`LAZY` keep a view lazy:
 - the layout functions of :mod:`lazybcast._layout` (``np.transpose``, ``np.moveaxis``,
   ``np.swapaxes``, ``np.matrix_transpose``, ``np.expand_dims``, ``np.squeeze``,
   ``np.broadcast_to``, ``np.flip``, ``np.fliplr``, ``np.flipud``, ``np.rot90``,
-  ``np.diagonal``: O(ndim), they move the source's axes with the view's; ``np.reshape``
-  and ``np.ravel``: lazy where the axes split or merge cleanly; ``np.roll`` along axes:
-  the source rolled), and ``np.trace``, the sum of the lazy diagonal;
+  ``np.diagonal``: O(ndim), they move the source's axes with the view's; ``np.roll`` along
+  axes:
+  the source rolled), ``np.reshape`` and ``np.ravel`` (:mod:`lazybcast._reshape`: lazy where
+  the axes split or merge cleanly), and ``np.trace``, the sum of the lazy diagonal;
 - a few elementwise functions (``np.where``, ``np.isclose``, ``np.allclose``,
   ``np.array_equal``, ``np.clip``, ``np.round``, ``np.isin``, ``np.nan_to_num``,
   ``np.real``, ``np.imag``), and ``np.outer`` of two
@@ -43,6 +44,7 @@ import numpy as np
 
 from lazybcast import _along_axis, _gufuncs, _joining
 from lazybcast import _layout as _layout_module
+from lazybcast import _reshape as _reshape_module
 from lazybcast import _moments, _reductions
 from lazybcast._ufuncs import ARRAYS, _as_numpy, elementwise
 from lazybcast._view import BroadcastView
@@ -166,14 +168,14 @@ def _broadcast_to(array, shape, subok=False):
 def _reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     if type(a) is not BroadcastView or newshape is not None or shape is None:
         return NotImplemented  # NumPy's deprecation and errors
-    return _layout_module.reshape(a, shape, order, copy)
+    return _reshape_module.reshape(a, shape, order, copy)
 
 
 @_implements(np.ravel)
 def _ravel(a, order="C"):
     if type(a) is not BroadcastView:
         return NotImplemented
-    return _layout_module.ravel(a, order)
+    return _reshape_module.ravel(a, order)
 
 
 # -- elementwise functions -----------------------------------------------------------------------

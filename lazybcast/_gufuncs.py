@@ -37,7 +37,7 @@ import re
 
 import numpy as np
 
-from lazybcast._ufuncs import ARRAYS, _broadcast_shapes, _compact, _rank
+from lazybcast._ufuncs import ARRAYS, _as_numpy, _broadcast_shapes, _compact, _rank
 from lazybcast._view import BroadcastView, make_view
 
 __all__ = ["call", "einsum"]
@@ -192,8 +192,7 @@ def einsum(*operands, out=None, optimize=False, **kwargs):
     if optimize is not False:
         # NumPy picks the order of pairwise contractions from the shapes, and each step
         # promotes (and wraps) on its own: the path is the one for the logical shapes.
-        optimize = np.einsum_path(explicit, *[np.asarray(x) if type(x) is BroadcastView
-                                              else x for x in arrays], optimize=optimize)[0]
+        optimize = np.einsum_path(explicit, *map(_as_numpy, arrays), optimize=optimize)[0]
     r = np.einsum(explicit, *pieces, optimize=optimize, **kwargs)
     full = tuple(sizes[c] for c in output)
     if type(r) is not np.ndarray or not full:

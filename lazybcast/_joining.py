@@ -36,7 +36,7 @@ on the zero-copy ``np.asarray(view)``, as before; so do operands whose shapes do
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
-from lazybcast._layout import reshape
+from lazybcast._reshape import reshape
 from lazybcast._rules import check_size
 from lazybcast._ufuncs import ARRAYS, _compact
 from lazybcast._view import BroadcastView, make_view
@@ -45,13 +45,16 @@ __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "concatenate", "hstack", "r
            "stack", "tile", "vstack"]
 
 
+def _mixed_ranks(tup):
+    """A list or tuple of views and plain ndarrays of any ranks, at least one view."""
+    return (type(tup) in (list, tuple) and all(type(x) in ARRAYS for x in tup)
+            and any(type(x) is BroadcastView for x in tup))
+
+
 def _operands(arrays, min_rank=1):
     """``arrays`` as a list of views and plain ndarrays, at least one view among them, all
     of one rank >= ``min_rank``; None otherwise (NumPy decides)."""
-    if type(arrays) not in (list, tuple) or not arrays:
-        return None
-    types = set(map(type, arrays))
-    if not types <= ARRAYS or BroadcastView not in types:
+    if not _mixed_ranks(arrays):
         return None
     ranks = {x.ndim for x in arrays}
     if len(ranks) != 1 or min(ranks) < min_rank:
@@ -112,7 +115,7 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     shape = arrays[0].shape[:ax] + (1,) + arrays[0].shape[ax:]
     parts = []
     for x in arrays:  # (each with a new axis of size 1 at ``ax``)
-        c = x._source if type(x) is BroadcastView else _compact(x)[0]
+        c = _compact(x)[0]
         parts.append((c[(slice(None),) * ax + (None,)], shape))
     r = _join(parts, ax, dtype, casting)
     return NotImplemented if r is None else r
@@ -145,12 +148,6 @@ def _atleast(ndim):
 
 
 atleast_1d, atleast_2d, atleast_3d = _atleast(1), _atleast(2), _atleast(3)
-
-
-def _mixed_ranks(tup):
-    """A list or tuple of views and plain ndarrays of any ranks, at least one view."""
-    return (type(tup) in (list, tuple) and all(type(x) in ARRAYS for x in tup)
-            and any(type(x) is BroadcastView for x in tup))
 
 
 def vstack(tup, *, dtype=None, casting="same_kind"):
@@ -232,8 +229,10 @@ def repeat(a, repeats, axis=None):
     except (TypeError, ValueError):
         return NotImplemented
     length = _length(repeats, a.shape[ax])
-    full = a.shape[:ax] + (length or 0,) + a.shape[ax + 1:]
-    if length is None or not _fits(full, a.itemsize):
+    if length is None:
+        return NotImplemented
+    full = a.shape[:ax] + (length,) + a.shape[ax + 1:]
+    if not _fits(full, a.itemsize):
         return NotImplemented
     src = a._source
     if src.shape[ax] == 1:  # one element along the axis: repeated, it stays one

@@ -322,7 +322,7 @@ cdef class BroadcastView:
         equivalent without a copy; otherwise (``copy=None``) only the groups of axes that cannot
         be re-strided are materialized into a new compact source, and the result is still a
         view. ``copy=False`` raises ``ValueError`` instead; ``copy=True`` copies the compact
-        source first. See :func:`lazybcast._layout.reshape`.
+        source first. See :func:`lazybcast._reshape.reshape`.
 
         Examples
         --------
@@ -336,18 +336,18 @@ cdef class BroadcastView:
         ...
         ValueError: Unable to avoid creating a copy while reshaping.
         """
-        from lazybcast import _layout
+        from lazybcast import _reshape
         if not shape:
             raise TypeError("reshape() takes exactly 1 argument (0 given)")
-        return _layout.reshape(self, shape[0] if len(shape) == 1 else shape, order, copy)
+        return _reshape.reshape(self, shape[0] if len(shape) == 1 else shape, order, copy)
 
     def ravel(self, order="C"):
         """ravel(order="C")
 
         The view as one axis, as ``ndarray.ravel`` (which copies only when it must): lazy when
         the axes merge (see :meth:`reshape`)."""
-        from lazybcast import _layout
-        return _layout.ravel(self, order)
+        from lazybcast import _reshape
+        return _reshape.ravel(self, order)
 
     def flatten(self, order="C"):
         """flatten(order="C")

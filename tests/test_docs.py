@@ -26,6 +26,7 @@ WITH_EXAMPLES = {
     "lazybcast._joining",
     "lazybcast._moments",
     "lazybcast._repetition",
+    "lazybcast._reshape",
     "lazybcast._rules",
     "lazybcast._view",
 }
