@@ -109,6 +109,9 @@ def _build():
     for batch, quick in ((16, True), (64, False)):  # a batch of images, one colour a channel
         _case("np.stack(items(v))", [((batch, 3, 1, 1), (batch, 3, 224, 224))], f4,
             lambda v: np.stack(_items(v)), _torch_stack, quick)
+    for n, quick in ((1000, True), (2000, False)):  # pairwise differences (lazybcast._buffering)
+        _case("a - b", [((n, 1), (n, n)), ((1, n), (n, n))], f8,
+            lambda a, b: a - b, lambda a, b: a - b, quick)
     for n, quick in ((512, True), (4096, False)):  # an outer sum: the result is full size
         _case("(a + b).max()", [((n, 1), (n, n)), ((1, n), (n, n))], f4,
             lambda a, b: (a + b).max(), lambda a, b: (a + b).max(), quick)

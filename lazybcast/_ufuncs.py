@@ -22,6 +22,7 @@ array([[ True, False, False]])
 
 import numpy as np
 
+from lazybcast._buffering import call as _call
 from lazybcast._view import BroadcastView, make_view
 
 __all__ = ["ARRAYS", "array_ufunc", "binary", "elementwise", "equality"]
@@ -177,7 +178,11 @@ def elementwise(func, operands, kwargs=None):
     compact, where, full = prepared
     if "where" in kwargs:
         kwargs["where"] = where
-    result = func(*[_rank(a, len(full)) for a in compact], **kwargs)
+    args = [_rank(a, len(full)) for a in compact]
+    if type(func) is np.ufunc:
+        result = _call(func, args, kwargs)  # (with NumPy's buffers sized for the operands)
+    else:
+        result = func(*args, **kwargs)
     if type(result) is tuple:
         return tuple(_wrap(r, full) for r in result)
     return _wrap(result, full)
@@ -258,7 +263,7 @@ def _call_into(ufunc, inputs, kwargs, out):
     compact = [_rank(a, len(full)) for a in prepared[0]]
     shape = _broadcast_shapes([np.shape(a) for a in compact])
     temps = tuple(np.empty(shape, o.dtype) for o in out)
-    ufunc(*compact, out=temps, **kwargs)
+    _call(ufunc, compact, {**kwargs, "out": temps})
     for o, t in zip(out, temps):
         make_view(t, t.shape, full, "numpy").materialize(out=o)
     return out[0] if len(out) == 1 else out
