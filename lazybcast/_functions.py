@@ -3,7 +3,8 @@
 The functions in :data:`LAZY` keep a view lazy:
 
 - the reductions, at source cost (:mod:`lazybcast._reductions`, means, variances,
-  ``np.average`` without weights and ``np.linalg.norm`` in :mod:`lazybcast._moments`; their
+  ``np.average`` without weights, ``np.linalg.norm``, ``vector_norm`` and ``matrix_norm`` in
+  :mod:`lazybcast._moments`; their
   ``np.nan*`` variants too),
   ``np.count_nonzero``, ``np.ptp``, ``np.histogram`` and ``np.bincount``;
 - the layout functions of :mod:`lazybcast._layout` (``np.transpose``, ``np.moveaxis``,
@@ -368,6 +369,9 @@ def _outer(a, b, out=None):
 
 LAZY[np.linalg.norm] = _moments.norm  # (sums of powers: lazybcast._moments)
 LAZY[np.average] = _moments.average
+if hasattr(np.linalg, "vector_norm"):  # (NumPy 2.0's array-API names)
+    LAZY[np.linalg.vector_norm] = _moments.vector_norm
+    LAZY[np.linalg.matrix_norm] = _moments.matrix_norm
 LAZY[np.einsum] = _gufuncs.einsum
 
 

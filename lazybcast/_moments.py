@@ -24,7 +24,8 @@ from lazybcast._reductions import (_axes, _finish, _is_object, _numpy, _out_fits
 from lazybcast._repetition import narrow, wide
 from lazybcast._view import BroadcastView, make_view
 
-__all__ = ["average", "mean", "nanmean", "nanstd", "nanvar", "norm", "std", "var"]
+__all__ = ["average", "matrix_norm", "mean", "nanmean", "nanstd", "nanvar", "norm", "std", "var",
+           "vector_norm"]
 
 _NoValue = np._NoValue
 
@@ -242,11 +243,44 @@ def _squares(x):
     return (x.conj() * x).real
 
 
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    """``np.linalg.vector_norm`` of a view: the vector norms of :func:`norm` over any axes
+    (all of them for ``axis=None``), each step lazy.
+
+    Examples
+    --------
+    >>> import numpy as np, lazybcast
+    >>> v = lazybcast.broadcast_to(np.array([3.0, 4.0]), (4, 2))
+    >>> vector_norm(v, axis=-1).source, float(vector_norm(v, ord=1))
+    (array([5.]), 28.0)
+    """
+    if (type(x) is not BroadcastView or x.ndim == 0 or x.dtype.kind in "OSUVMm"
+            or not isinstance(ord, (int, float, np.integer, np.floating))
+            or isinstance(ord, (bool, np.bool_))):
+        return NotImplemented
+    if axis is None:
+        axis = tuple(range(x.ndim))
+    elif type(axis) is not tuple:
+        axis = (axis,)
+    if x.dtype.kind not in "fc":
+        x = x.astype(float)
+    return _vector_norm(x, ord, axis, keepdims)
+
+
+def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    """``np.linalg.matrix_norm`` of a view: :func:`norm` over its last two axes."""
+    return norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
+
+
 def _vector_norm(x, ord, axis, keepdims):
+    """NumPy's vector-norm formula for ``ord`` over ``axis`` (a tuple), on the view."""
     if isinstance(ord, str):
         return NotImplemented  # (NumPy's ValueError)
+    if not all(isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_))
+               for a in axis):
+        return NotImplemented
     try:
-        (ax,) = (normalize_axis_index(a, x.ndim) for a in axis)
+        ax = normalize_axis_tuple(axis, x.ndim)
     except (TypeError, ValueError):
         return NotImplemented
     if ord == np.inf:
@@ -260,8 +294,10 @@ def _vector_norm(x, ord, axis, keepdims):
     if ord is None or ord == 2:
         return np.sqrt(_squares(x).sum(axis=ax, keepdims=keepdims))
     a = abs(x)
-    p = np.power(a, ord)  # (NumPy's ``absx **= ord``: computed as the operands promote,
-    if p.dtype != a.dtype:  # stored in absx's dtype)
-        p = p.astype(a.dtype)
+    # NumPy's ``absx **= ord`` on a copy of the source: its in-place power keeps absx's dtype
+    # and takes its version's shortcuts (``**= -1`` is np.reciprocal, ``**= 2`` np.square).
+    p = a._source.copy()
+    p **= ord
+    p = make_view(p, (1,) * (a.ndim - p.ndim) + p.shape, a.shape, "numpy")
     r = p.sum(axis=ax, keepdims=keepdims)
     return r ** np.reciprocal(ord, dtype=r.dtype)

@@ -554,6 +554,44 @@ def test_norm_is_numpys(dtype, data):
     keepdims = data.draw(st.booleans(), label="keepdims")
     got = outcome(np.linalg.norm, view, ord_, axis, keepdims)
     expected = outcome(np.linalg.norm, oracle, ord_, axis, keepdims)
+    _same_norm(got, expected, ord_, dtype.kind)
+
+
+@pytest.mark.skipif(not hasattr(np.linalg, "vector_norm"), reason="NumPy 2.0's names")
+@given(data=st.data())
+@pytest.mark.parametrize("dtype", ["f8", "f4", "c16", "i1"])
+def test_vector_and_matrix_norms_are_numpys(dtype, data):
+    """``np.linalg.vector_norm`` over any axes and ``np.linalg.matrix_norm`` of a view:
+    NumPy's type, dtype, shape and values, or NumPy's error (as ``np.linalg.norm``)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "i":
+        view, oracle = data.draw(views(dtype=dtype), label="view")
+    else:
+        view, oracle = data.draw(tame_views(dtype), label="view")
+    keepdims = data.draw(st.booleans(), label="keepdims")
+    if data.draw(st.booleans(), label="matrix"):
+        ord_ = data.draw(st.sampled_from(NORM_ORDS), label="ord")
+        got = outcome(np.linalg.matrix_norm, view, ord=ord_, keepdims=keepdims)
+        expected = outcome(np.linalg.matrix_norm, oracle, ord=ord_, keepdims=keepdims)
+    else:
+        ord_ = data.draw(st.sampled_from(NORM_ORDS[1:]), label="ord")
+        axis = data.draw(st.one_of(st.none(), st.integers(-3, 3),
+                                   st.lists(st.integers(-3, 3), max_size=3).map(tuple)),
+                         label="axis")
+        got = outcome(np.linalg.vector_norm, view, axis=axis, ord=ord_, keepdims=keepdims)
+        expected = outcome(np.linalg.vector_norm, oracle, axis=axis, ord=ord_,
+                           keepdims=keepdims)
+    _same_norm(got, expected, ord_, dtype.kind)
+
+
+#: Orders whose powers of k/8 values (and their sums) are exact in float64.
+_EXACT_ORDS = (None, 0, 1, 2, 3, np.inf, -np.inf, "fro", "f")
+
+
+def _same_norm(got, expected, ord_, data_kind):
+    """One norm outcome against NumPy's: float32/16 within their rounding; float64 sums of
+    inexact powers (square roots, reciprocals, complex moduli) within float64 rounding, as
+    repeated sums may differ from NumPy's in the last bits; the rest bit for bit."""
     assert got[0] == expected[0], (got, expected)
     if got[0] == "error":
         assert got[1] is expected[1], (got, expected)
@@ -569,6 +607,8 @@ def test_norm_is_numpys(dtype, data):
     if g.dtype.itemsize < 8 and g.dtype.kind == "f" and ord_ not in (np.inf, -np.inf, 0):
         # (NumPy rounds each partial sum in float32 and float16)
         np.testing.assert_allclose(g, e, rtol=2e-6 if g.dtype == np.float32 else 2e-3)
+    elif data_kind == "c" or not any(ord_ is o or ord_ == o for o in _EXACT_ORDS):
+        np.testing.assert_allclose(g, e, rtol=1e-13)
     else:
         np.testing.assert_array_equal(g, e)
 
