@@ -3,7 +3,7 @@
 The functions in :data:`LAZY` keep a view lazy:
 
 - the reductions, at source cost (:mod:`lazybcast._reductions`, means, variances,
-  ``np.average`` without weights, ``np.linalg.norm``, ``vector_norm`` and ``matrix_norm`` in
+  ``np.average``, ``np.linalg.norm``, ``vector_norm`` and ``matrix_norm`` in
   :mod:`lazybcast._moments`; their
   ``np.nan*`` variants too),
   ``np.count_nonzero``, ``np.ptp``, ``np.histogram`` and ``np.bincount``;

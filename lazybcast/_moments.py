@@ -149,25 +149,71 @@ def nanstd(view, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, whe
 
 
 def average(a, axis=None, weights=None, returned=False, *, keepdims=_NoValue):
-    """``np.average`` without weights: :func:`mean`, and with ``returned=True`` the count of
-    elements averaged in each cell, as NumPy computes them (weights: NumPy's)."""
-    if type(a) is not BroadcastView or weights is not None or a.dtype.kind == "O":
+    """``np.average`` of a view: without weights :func:`mean`, and with ``returned=True`` the
+    count of elements averaged in each cell, as NumPy computes them; with weights NumPy's
+    formula ``sum(a * w) / sum(w)`` on the view, where an axis along which the view repeats
+    one value sums its weights first (``sum(x * w) = x * sum(w)``), so the product costs
+    the source times the weights, not the logical size. Weighted floating sums may differ
+    from NumPy's in the last bits, as :func:`var` does. Object dtypes and empty views are
+    NumPy's."""
+    if type(a) is not BroadcastView or a.dtype.kind == "O":
         return NotImplemented  # (objects: NumPy's count is a float, which it then refuses)
     if axis is not None:
         try:
             axis = normalize_axis_tuple(axis, a.ndim, argname="axis")
         except (TypeError, ValueError):
             return NotImplemented
+    if weights is not None:
+        return _weighted(a, axis, weights, returned, keepdims)
     avg = mean(a, axis, keepdims=False if keepdims is _NoValue else keepdims)
     # (a NumPy scalar or a view: both have these; NumPy computes it, and may raise, always)
     scl = avg.dtype.type(a.size / avg.size)
-    if not returned:
-        return avg
-    shape = np.shape(avg)
-    if shape:
-        scl = make_view(np.asarray(scl).reshape((1,) * len(shape)), (1,) * len(shape), shape,
-                        "numpy")
-    return avg, scl
+    return (avg, _broadcast(scl, np.shape(avg))) if returned else avg
+
+
+def _broadcast(scl, shape):
+    """``scl`` (a NumPy scalar or array) as a view of ``shape``, as NumPy's ``returned``
+    counts are (NumPy copies them out in full)."""
+    if not shape or np.shape(scl) == shape:
+        return scl
+    scl = np.asarray(scl)
+    aligned = (1,) * (len(shape) - scl.ndim) + scl.shape
+    return make_view(scl.reshape(aligned), aligned, shape, "numpy")
+
+
+def _weighted(a, axis, weights, returned, keepdims):
+    """``np.average(a, axis, weights)`` of a view (see :func:`average`)."""
+    w = weights
+    if type(w) in (list, tuple):
+        w = np.asarray(w)
+    if (type(w) not in (BroadcastView, np.ndarray) or a.size == 0
+            or a.dtype.kind not in "biufc" or w.dtype.kind not in "biufc"):
+        return NotImplemented
+    shape = a.shape
+    if w.shape != shape:
+        if axis is None or w.shape != tuple(shape[ax] for ax in axis):
+            return NotImplemented  # (NumPy's TypeError or ValueError)
+        # NumPy's own steps: the weights' axes in order, size 1 on the other axes
+        w = np.reshape(np.transpose(w, np.argsort(axis)),
+                       tuple(n if ax in axis else 1 for ax, n in enumerate(shape)))
+    if a.dtype.kind in "biu":
+        dtype = np.result_type(a.dtype, w.dtype, "f8")
+    else:
+        dtype = np.result_type(a.dtype, w.dtype)
+    kw = {} if keepdims is _NoValue else {"keepdims": keepdims}
+    scl = w.sum(axis=axis, dtype=dtype, **kw)
+    if np.any(scl == 0.0):
+        raise ZeroDivisionError("Weights sum to zero, can't be normalized")
+    src = a._source
+    src_shape = (1,) * (a.ndim - src.ndim) + src.shape
+    repeated = tuple(ax for ax in (range(a.ndim) if axis is None else axis)
+                     if src_shape[ax] == 1 and shape[ax] > 1)
+    if repeated:
+        # x * w summed along an axis where x repeats: x * (the weights summed there)
+        w = w.sum(axis=repeated, dtype=dtype, keepdims=True)
+        a = a[tuple(slice(0, 1) if ax in repeated else slice(None) for ax in range(a.ndim))]
+    avg = np.multiply(a, w, dtype=dtype).sum(axis, **kw) / scl
+    return (avg, _broadcast(scl, np.shape(avg))) if returned else avg
 
 
 # -- norms: sums of powers, at source cost ----------------------------------------------------

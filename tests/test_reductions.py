@@ -16,6 +16,7 @@ from _duck_strategies import (
     assert_same_array,
     axes_for,
     outcome,
+    raised_alike,
     tame_views,
     views,
 )
@@ -655,6 +656,78 @@ def test_average_without_weights_is_numpys_mean(data):
                 assert type(g) is type(e)
             np.testing.assert_array_equal(g, e)
             assert np.asarray(g).dtype == np.asarray(e).dtype
+
+
+@given(data=st.data())
+def test_weighted_average_is_numpys(data):
+    """``np.average`` with weights (along the reduced axes, of the full shape, as a view or a
+    list): NumPy's types, shapes, dtypes and errors; values within float rounding (the
+    weights of a repeated axis are summed first); lazy results cost the source times the
+    weights."""
+    dtype = np.dtype(data.draw(st.sampled_from(["f8", "f4", "i2", "?", "c16"]), label="dtype"))
+    if dtype.kind in "fc":
+        view, oracle = data.draw(tame_views(dtype, nan=False), label="view")
+    else:
+        view, oracle = data.draw(views(dtype=dtype), label="view")
+    axis = data.draw(st.one_of(st.none(), axes_for(view.ndim)), label="axis")
+    axes = None if axis is None else np.lib.array_utils.normalize_axis_tuple(
+        axis, view.ndim) if _valid_axes(axis, view.ndim) else None
+    kind = data.draw(st.sampled_from(["along", "full", "bad", "view", "list"]), label="kind")
+    wdtype = data.draw(st.sampled_from(["f8", "i4", "f4"]), label="weights dtype")
+    shape = (view.shape if kind in ("full", "view") or axes is None
+             else tuple(view.shape[ax] for ax in axes))
+    if kind == "bad":
+        shape = shape + (2,)
+    w = data.draw(st.lists(st.integers(-1, 4), min_size=math.prod(shape),
+                           max_size=math.prod(shape)), label="weights")
+    w = np.array(w, wdtype).reshape(shape)
+    if kind == "view":
+        w = lazybcast.broadcast_to(w[(slice(0, 1),) * w.ndim], shape) if w.ndim else w
+    elif kind == "list":
+        w = w.tolist()
+    w_ref = np.asarray(w) if type(w) is BroadcastView else w
+    returned = data.draw(st.booleans(), label="returned")
+    keepdims = data.draw(st.sampled_from([np._NoValue, False, True]), label="keepdims")
+    got = outcome(np.average, view, axis, weights=w, returned=returned, keepdims=keepdims)
+    expected = outcome(np.average, oracle, axis, weights=w_ref, returned=returned,
+                       keepdims=keepdims)
+    if raised_alike(got, expected):
+        return
+    pairs = zip(got[1], expected[1]) if returned else [(got[1], expected[1])]
+    for g, e in pairs:
+        if isinstance(e, np.ndarray):
+            assert type(g) in (BroadcastView, np.ndarray), type(g)
+            if type(g) is BroadcastView:
+                assert g.source.size <= view.source.size * max(np.size(w), 1)
+                g = g.materialize()
+        else:
+            assert type(g) is type(e), (type(g), type(e))
+        g, e = np.asarray(g), np.asarray(e)
+        assert g.dtype == e.dtype and g.shape == e.shape, (g.dtype, e.dtype, g.shape, e.shape)
+        rtol = 1e-5 if g.dtype in (np.float32, np.complex64) else 1e-12
+        np.testing.assert_allclose(g, e, rtol=rtol, atol=rtol * float(np.max(np.abs(e),
+                                                                            initial=1)))
+
+
+def test_weighted_average_takes_the_axes_in_numpys_order_and_costs_the_source():
+    src = np.arange(12.0).reshape(1, 3, 4)
+    v = lazybcast.broadcast_to(src, (5, 3, 4))
+    w = np.arange(1.0, 21.0).reshape(4, 5)  # for axes (2, 0), in that order
+    np.testing.assert_allclose(np.average(v, axis=(2, 0), weights=w).materialize(),
+                               np.average(np.asarray(v), axis=(2, 0), weights=w), rtol=1e-14)
+    big = lazybcast.broadcast_to(np.linspace(0, 1, 1024).reshape(1, 1024), (1 << 20, 1024))
+    weights = np.arange(1 << 20, dtype=np.float64) % 7
+    r = np.average(big, axis=0, weights=weights)  # 8 GiB logical: only the weights are summed
+    assert type(r) is BroadcastView and r.source.shape == (1024,)
+    np.testing.assert_allclose(r.source, big.source[0], rtol=1e-14)
+
+
+def _valid_axes(axis, ndim):
+    try:
+        np.lib.array_utils.normalize_axis_tuple(axis, ndim)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 @given(data=st.data())
