@@ -11,10 +11,13 @@ against smaller buffers (``npyiter_find_buffering_setup`` in ``nditer_constr.c``
 while the row is shorter than 8192 / (1 + buffered operands) elements).
 
 A buffer of one row (rounded down to the multiple of 16 NumPy requires) lets the loop run in
-place, one call per row, with a stride-0 operand where one broadcasts. The values, dtypes and
-floating-point warnings are the same: an elementwise loop computes each element on its own,
-and NumPy checks the floating-point flags once per call either way. :func:`call` sets
-``np.setbufsize`` around the one ufunc call and restores the caller's setting.
+place, one call per row, with a stride-0 operand where one broadcasts. That pays for the
+loops that are fast on a stride-0 operand (arithmetic, comparisons, logical and bitwise
+operations of numbers; maxima and minima of 8-byte reals: :data:`_STRIDE0`), and only for
+them. The values, dtypes and floating-point warnings are the same: an elementwise loop
+computes each element on its own, and NumPy checks the floating-point flags once per call
+either way. :func:`call` sets ``np.setbufsize`` around the one ufunc call and restores the
+caller's setting.
 
 Measured (Zen 3, NumPy 2.4.6 and 2.0.2, best of 30 calls, ``np.add(a, b)`` of an (m, 1) and a
 (1, n) source; ``benchmarks/RESULTS.md``, "Outer operations"):
@@ -46,6 +49,21 @@ _SHORTEST_BYTES = 1024
 
 #: Results of fewer elements keep NumPy's buffers (the switch costs more than it saves).
 _SMALLEST = 32768
+
+#: Ufuncs whose NumPy loops run fast over an operand of stride 0 (the "scalar" inner loops of
+#: numpy/_core/src/umath: loops_arithm_fp, loops_autovec, loops_comparison), so that a row
+#: buffer saves the copies. Other loops are fast on contiguous data only: they then run
+#: element by element, slower than copying first (bool operands of every ufunc; maximum and
+#: minimum of items under 8 bytes), or they spend their time computing, not copying
+#: (arctan2, hypot, power, remainder: no gain). Measured: benchmarks/RESULTS.md.
+_STRIDE0 = frozenset((np.add, np.subtract, np.multiply, np.true_divide, np.less,
+                      np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal,
+                      np.logical_and, np.logical_or, np.logical_xor, np.bitwise_and,
+                      np.bitwise_or, np.bitwise_xor, np.left_shift, np.right_shift,
+                      np.copysign))
+
+#: Ufuncs whose loops are fast over an operand of stride 0 for real items of 8 bytes.
+_STRIDE0_WIDE = frozenset((np.maximum, np.minimum, np.fmax, np.fmin))
 
 
 def core(shape, arrays):
@@ -87,12 +105,18 @@ def row_buffer(shape, arrays):
 def call(ufunc, args, kwargs):
     """``ufunc(*args, **kwargs)``, with one-row buffers where the array operands broadcast
     against each other (see the module); ``args`` already have the result's rank."""
+    wide = ufunc in _STRIDE0_WIDE
+    if not wide and ufunc not in _STRIDE0:
+        return ufunc(*args, **kwargs)
     if len(args) == 2 and not kwargs:  # (the operators: two operands, few tests)
         a, b = args
         if (type(a) is not np.ndarray or type(b) is not np.ndarray or a.shape == b.shape
                 or a.size * b.size < _SMALLEST):
             return ufunc(a, b)
     arrays = [a for a in args if type(a) is np.ndarray]
+    if any(a.dtype.kind == "b" or (wide and (a.itemsize < 8 or a.dtype.kind == "c"))
+           for a in arrays):
+        return ufunc(*args, **kwargs)
     where = kwargs.get("where", True)
     if type(where) is np.ndarray:
         arrays.append(where)

@@ -103,25 +103,38 @@ def test_keywords_and_out_match_numpy():
 
 
 def test_the_loop_runs_with_one_row_buffers_and_the_callers_size_comes_back():
-    seen = set()
-
-    def record(x, y):
-        seen.add(np.getbufsize())
-        return x
-
-    f = np.frompyfunc(record, 2, 1)
-    a = lazybcast.broadcast_to(np.zeros((128, 1), object), (128, 512))
-    b = lazybcast.broadcast_to(np.zeros((1, 512), object), (128, 512))
+    """NumPy calls an errstate ``call=`` handler from inside the ufunc, after its loop."""
+    seen = []
+    a = lazybcast.broadcast_to(np.full((200, 1), 3e38, np.float32), (200, 1024))
+    b = lazybcast.broadcast_to(np.full((1, 1024), 3e38, np.float32), (200, 1024))
     old = np.setbufsize(4096)
     try:
-        f(a, b)
-        assert seen == {512}
+        with np.errstate(over="call", call=lambda *args: seen.append(np.getbufsize())):
+            a + b
+            np.multiply(a, b, out=np.empty((200, 1024), np.float32))
+            a[:, :8] + b[:, :8]  # too small: NumPy's (here the caller's) buffer
+            np.power(a, b)  # a loop that gains nothing: NumPy's buffer
+        assert seen == [1024, 1024, 4096, 4096]
         assert np.getbufsize() == 4096
-        seen.clear()
-        f(a[:, :8], b[:, :8])  # too small: NumPy's (here the caller's) buffer
-        assert seen == {4096}
     finally:
         np.setbufsize(old)
+
+
+@pytest.mark.parametrize(("ufunc", "dtype", "switched"), [
+    (np.add, "f4", True), (np.less, "i2", True), (np.bitwise_xor, "u8", True),
+    (np.maximum, "f8", True), (np.fmin, "i8", True),
+    (np.add, "?", False), (np.logical_and, "?", False), (np.maximum, "f4", False),
+    (np.maximum, "c16", False), (np.arctan2, "f8", False), (np.hypot, "f4", False),
+])
+def test_only_loops_fast_on_a_stride_0_operand_switch(monkeypatch, ufunc, dtype, switched):
+    calls = []
+    setbufsize = np.setbufsize
+    monkeypatch.setattr(np, "setbufsize", lambda size: calls.append(size) or setbufsize(size))
+    a_src = np.ones((256, 1), dtype)
+    b_src = np.ones((1, 1024), dtype)
+    a, b = lazybcast.broadcast_to(a_src, (256, 1024)), lazybcast.broadcast_to(b_src, (256, 1024))
+    assert_same_array(ufunc(a, b), ufunc(a_src, b_src))
+    assert bool(calls) is switched, calls
 
 
 def test_floating_point_warnings_and_errors_are_numpys():
