@@ -29,6 +29,10 @@ __all__ = ["average", "matrix_norm", "mean", "nanmean", "nanstd", "nanvar", "nor
 
 _NoValue = np._NoValue
 
+#: NumPy 2.3 and later take the maxima of its norms with ``initial=0`` (an empty axis gives
+#: 0); before, an empty axis raises NumPy's ValueError.
+_EMPTY_MAX = {"initial": 0} if np.lib.NumpyVersion(np.__version__) >= "2.3.0" else {}
+
 
 def _in_float64(func, src, axes, dtype, out, real=False, **kwargs):
     """``func(src, axis=axes, dtype=dtype, keepdims=True, **kwargs)`` (into a temporary for
@@ -267,11 +271,11 @@ def norm(x, ord=None, axis=None, keepdims=False):
     a = abs(x)
     if ord == 1 or ord == -1:
         r = a.sum(axis=rows)
-        r = r.max(axis=cols - (cols > rows), initial=0) if ord == 1 else \
+        r = r.max(axis=cols - (cols > rows), **_EMPTY_MAX) if ord == 1 else \
             r.min(axis=cols - (cols > rows))
     elif ord == np.inf or ord == -np.inf:
         r = a.sum(axis=cols)
-        r = r.max(axis=rows - (rows > cols), initial=0) if ord > 0 else \
+        r = r.max(axis=rows - (rows > cols), **_EMPTY_MAX) if ord > 0 else \
             r.min(axis=rows - (rows > cols))
     elif ord in (None, "f", "fro"):
         r = np.sqrt(_squares(x).sum(axis=(rows, cols)))
@@ -310,7 +314,12 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
         axis = (axis,)
     if x.dtype.kind not in "fc":
         x = x.astype(float)
-    return _vector_norm(x, ord, axis, keepdims)
+    # (NumPy's reduces without keepdims, then reshapes: its last power is a scalar's there)
+    r = _vector_norm(x, ord, axis, False)
+    if not keepdims or r is NotImplemented:
+        return r
+    axes = normalize_axis_tuple(axis, x.ndim)
+    return np.reshape(r, tuple(1 if i in axes else n for i, n in enumerate(x.shape)))
 
 
 def matrix_norm(x, /, *, keepdims=False, ord="fro"):
@@ -330,7 +339,7 @@ def _vector_norm(x, ord, axis, keepdims):
     except (TypeError, ValueError):
         return NotImplemented
     if ord == np.inf:
-        return abs(x).max(axis=ax, keepdims=keepdims, initial=0)
+        return abs(x).max(axis=ax, keepdims=keepdims, **_EMPTY_MAX)
     if ord == -np.inf:
         return abs(x).min(axis=ax, keepdims=keepdims)
     if ord == 0:
@@ -339,11 +348,17 @@ def _vector_norm(x, ord, axis, keepdims):
         return abs(x).sum(axis=ax, keepdims=keepdims)
     if ord is None or ord == 2:
         return np.sqrt(_squares(x).sum(axis=ax, keepdims=keepdims))
-    a = abs(x)
-    # NumPy's ``absx **= ord`` on a copy of the source: its in-place power keeps absx's dtype
-    # and takes its version's shortcuts (``**= -1`` is np.reciprocal, ``**= 2`` np.square).
-    p = a._source.copy()
-    p **= ord
-    p = make_view(p, (1,) * (a.ndim - p.ndim) + p.shape, a.shape, "numpy")
-    r = p.sum(axis=ax, keepdims=keepdims)
-    return r ** np.reciprocal(ord, dtype=r.dtype)
+    r = _power_in_place(abs(x), ord).sum(axis=ax, keepdims=keepdims)
+    return _power_in_place(r, np.reciprocal(ord, dtype=r.dtype))
+
+
+def _power_in_place(r, exponent):
+    """NumPy's ``r **= exponent`` (a view's on a copy of its source): an in-place power keeps
+    r's dtype and takes the shortcuts of NumPy's version (``**= -1`` is np.reciprocal,
+    ``**= 2`` np.square; a NumPy scalar's is a scalar power), and warns as they do."""
+    if type(r) is not BroadcastView:
+        r **= exponent
+        return r
+    p = r._source.copy()
+    p **= exponent
+    return make_view(p, (1,) * (r.ndim - p.ndim) + p.shape, r.shape, "numpy")

@@ -51,6 +51,11 @@ def test_row_buffer_rule():
     assert row_buffer((32, 512), [col[:32], row]) == 0
     full = np.zeros((512, 512), np.float32)
     assert row_buffer((512, 512), [full, full]) == 0
+    # an operand broadcast across rows only (NumPy copies its rows at memcpy speed)
+    assert row_buffer((512, 512), [full, row]) == 0
+    assert row_buffer((512, 512), [full, col]) == 512
+    # rows of 1 kB (float32 rows of 256)
+    assert row_buffer((1024, 256), [np.zeros((1024, 1), np.float32), row[:, :256]]) == 0
     # an operand that is not C-contiguous: NumPy may order the axes otherwise
     assert row_buffer((512, 512), [full.T, row]) == 0
 
@@ -115,6 +120,13 @@ def test_the_loop_runs_with_one_row_buffers_and_the_callers_size_comes_back():
             a[:, :8] + b[:, :8]  # too small: NumPy's (here the caller's) buffer
             np.power(a, b)  # a loop that gains nothing: NumPy's buffer
         assert seen == [1024, 1024, 4096, 4096]
+        assert np.getbufsize() == 4096
+
+        def interrupt(*args):
+            raise KeyboardInterrupt
+
+        with np.errstate(over="call", call=interrupt), pytest.raises(KeyboardInterrupt):
+            a + b
         assert np.getbufsize() == 4096
     finally:
         np.setbufsize(old)

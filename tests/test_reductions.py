@@ -589,6 +589,21 @@ def test_vector_and_matrix_norms_are_numpys(dtype, data):
 _EXACT_ORDS = (None, 0, 1, 2, 3, np.inf, -np.inf, "fro", "f")
 
 
+@pytest.mark.skipif(not hasattr(np.linalg, "vector_norm"), reason="NumPy 2.0's names")
+def test_norms_of_an_empty_axis_are_numpys():
+    """NumPy 2.3 and later give 0 for maxima over an empty axis (``initial=0``); earlier
+    versions raise: the same as NumPy's, whichever runs."""
+    v = lazybcast.broadcast_to(np.ones((0, 3)), (0, 3))
+    ref = np.asarray(v)
+    for func, kwargs in ((np.linalg.vector_norm, {"ord": np.inf, "axis": 0}),
+                         (np.linalg.norm, {"ord": np.inf, "axis": 0}),
+                         (np.linalg.matrix_norm, {"ord": np.inf}),
+                         (np.linalg.matrix_norm, {"ord": 1})):
+        got, expected = outcome(func, v, **kwargs), outcome(func, ref, **kwargs)
+        if not raised_alike(got, expected):
+            np.testing.assert_array_equal(np.asarray(got[1]), expected[1])
+
+
 def _same_norm(got, expected, ord_, data_kind):
     """One norm outcome against NumPy's: float32/16 within their rounding; float64 sums of
     inexact powers (square roots, reciprocals, complex moduli) within float64 rounding, as
