@@ -14,10 +14,11 @@ The functions in :data:`LAZY` keep a view lazy:
   axes:
   the source rolled), ``np.reshape`` and ``np.ravel`` (:mod:`lazybcast._reshape`: lazy where
   the axes split or merge cleanly), and ``np.trace``, the sum of the lazy diagonal;
-- a few elementwise functions (``np.where``, ``np.isclose``, ``np.allclose``,
-  ``np.array_equal``, ``np.clip``, ``np.round``, ``np.isin``, ``np.nan_to_num``,
-  ``np.real``, ``np.imag``), and ``np.outer`` of two
-  vectors (``np.multiply.outer``, elementwise);
+- the elementwise functions of :mod:`lazybcast._elementwise` (``np.where``, ``np.isclose``,
+  ``np.allclose``, ``np.array_equal``, ``np.clip``, ``np.round``, ``np.isin``,
+  ``np.nan_to_num``, ``np.real``, ``np.imag``, ``np.angle``, ``np.searchsorted``,
+  ``np.digitize``, ``np.interp``), and ``np.outer`` of two vectors (``np.multiply.outer``,
+  elementwise);
 - products that take the gufuncs' lazy path (:mod:`lazybcast._gufuncs`): ``np.dot`` of
   operands with one or two axes, ``np.linalg.matmul`` and ``np.linalg.vecdot``, and
   ``np.einsum``;
@@ -39,15 +40,13 @@ which is ``np.broadcast_to`` of the source (no copy).
 array([0., 1., 2.])
 """
 
-import builtins
-
 import numpy as np
 
-from lazybcast import _along_axis, _gufuncs, _joining
+from lazybcast import _along_axis, _elementwise, _gufuncs, _joining
 from lazybcast import _layout as _layout_module
 from lazybcast import _reshape as _reshape_module
-from lazybcast import _moments, _reductions
-from lazybcast._ufuncs import ARRAYS, _as_numpy, elementwise
+from lazybcast import _moments, _reductions, _take
+from lazybcast._ufuncs import ARRAYS, _as_numpy
 from lazybcast._view import BroadcastView
 
 __all__ = ["LAZY", "array_function", "fallback"]
@@ -179,67 +178,6 @@ def _ravel(a, order="C"):
     return _reshape_module.ravel(a, order)
 
 
-# -- elementwise functions -----------------------------------------------------------------------
-
-
-@_implements(np.where)
-def _where(*args, **kwargs):
-    if len(args) != 3 or kwargs:
-        return NotImplemented  # np.where(condition): the indices, NumPy's
-    return elementwise(np.where, args)
-
-
-@_implements(np.isclose)
-def _isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    if np.ndim(rtol) or np.ndim(atol):
-        return NotImplemented
-
-    def isclose(x, y):
-        return np.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan)
-
-    return elementwise(isclose, (a, b))
-
-
-def _all(x):
-    return builtins.bool(x.all() if type(x) is BroadcastView else np.asanyarray(x).all())
-
-
-@_implements(np.allclose)
-def _allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    close = _isclose(a, b, rtol, atol, equal_nan)
-    return NotImplemented if close is NotImplemented else _all(close)
-
-
-@_implements(np.array_equal)
-def _array_equal(a1, a2, equal_nan=False):
-    if equal_nan:
-        return NotImplemented
-    if np.shape(a1) != np.shape(a2):
-        return False
-    return _all(a1 == a2)
-
-
-@_implements(np.clip)
-def _clip(a, a_min=_NoValue, a_max=_NoValue, out=None, *, min=_NoValue, max=_NoValue,
-          **kwargs):
-    if out is not None or kwargs or a_min is _NoValue or a_max is _NoValue:
-        return NotImplemented  # NumPy sorts out min=/max= and their errors
-    if min is not _NoValue or max is not _NoValue:
-        return NotImplemented
-    return elementwise(np.clip, (a, a_min, a_max))
-
-
-@_implements(np.round, np.around)
-def _round(a, decimals=0, out=None):
-    if out is not None or type(a) is not BroadcastView:
-        return NotImplemented
-
-    def round_(x):
-        return np.round(x, decimals)
-
-    return elementwise(round_, (a,))
-
-
 # -- counting and ranges: the same algebra as the reductions ---------------------------------
 
 
@@ -296,40 +234,9 @@ def _bincount(x, weights=None, minlength=0):
     return np.bincount(x.source, minlength=minlength) * (x.size // x.source.size)
 
 
-@_implements(np.nan_to_num)
-def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
-    """Elementwise: the source's NaN and infinities replaced (into a new array, as NumPy's
-    ``copy=True``; ``copy=False`` cannot write into a view: NumPy's error)."""
-    if type(x) is not BroadcastView or not copy or any(np.ndim(v) for v in (nan, posinf,
-                                                                             neginf)):
-        return NotImplemented  # (array replacements of the logical shape: NumPy's)
+# -- elementwise functions (lazybcast._elementwise) --------------------------------------------
 
-    def nan_to_num(s):
-        return np.nan_to_num(s, copy=True, nan=nan, posinf=posinf, neginf=neginf)
-
-    return elementwise(nan_to_num, (x,))
-
-
-@_implements(np.real)
-def _real(val):
-    return val.real if type(val) is BroadcastView else NotImplemented
-
-
-@_implements(np.imag)
-def _imag(val):
-    return val.imag if type(val) is BroadcastView else NotImplemented
-
-
-@_implements(np.isin)
-def _isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
-    """Elementwise in ``element``: the source's answer, broadcast again."""
-    if type(element) is not BroadcastView or type(test_elements) is BroadcastView:
-        return NotImplemented
-
-    def isin_(x):
-        return np.isin(x, test_elements, assume_unique=assume_unique, invert=invert, kind=kind)
-
-    return elementwise(isin_, (element,))
+LAZY.update(_elementwise.FUNCTIONS)
 
 
 # -- products: the gufuncs' own path (lazybcast._gufuncs) -----------------------------------------
@@ -373,6 +280,8 @@ if hasattr(np.linalg, "vector_norm"):  # (NumPy 2.0's array-API names)
     LAZY[np.linalg.vector_norm] = _moments.vector_norm
     LAZY[np.linalg.matrix_norm] = _moments.matrix_norm
 LAZY[np.einsum] = _gufuncs.einsum
+LAZY[np.take] = _take.take  # (indexing: lazybcast._take)
+LAZY[np.compress] = _take.compress
 
 
 if hasattr(np.linalg, "matmul"):  # (NumPy 2.0's array-API names)

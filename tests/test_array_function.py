@@ -97,6 +97,33 @@ def test_elementwise_functions_are_lazy(data, shapes):
         assert outcome(func, a, b) == outcome(func, a_ref, b_ref)
 
 
+@given(st.data())
+def test_functions_elementwise_in_one_argument_are_lazy(data):
+    """np.angle, and np.searchsorted / np.digitize / np.interp elementwise in the values
+    looked up (their tables plain arrays, lists or views): NumPy's values and dtypes."""
+    dtype = np.dtype(data.draw(st.sampled_from(["f8", "f4", "i2", "c8", "?"]), label="dtype"))
+    view, oracle = data.draw(views(dtype=dtype), label="view")
+    table = np.array(data.draw(st.lists(st.integers(-3, 3), min_size=1, max_size=6,
+                                        unique=True), label="table"), np.float64)
+    table.sort()
+    if data.draw(st.booleans(), label="table as a view"):
+        table_arg = lazybcast.broadcast_to(table, table.shape)
+    else:
+        table_arg = table.tolist()
+    side = data.draw(st.sampled_from(["left", "right"]), label="side")
+    bins = table_arg[::-1] if data.draw(st.booleans(), label="decreasing bins") else table_arg
+    calls = [
+        (np.angle, (), {"deg": data.draw(st.booleans(), label="deg")}),
+        (lambda x: np.searchsorted(table_arg, x, side=side), (), {}),
+        (lambda x: np.digitize(x, bins, right=side == "right"), (), {}),
+        (lambda x: np.interp(x, table_arg, np.arange(len(table)) * 0.5, left=-1.0), (), {}),
+    ]
+    for func, args, kwargs in calls:
+        got = outcome(func, view, *args, **kwargs)
+        expected = outcome(func, oracle, *args, **kwargs)
+        _check_lazy(got, expected, view)
+
+
 def test_isclose_allclose_array_equal_examples():
     v = lazybcast.broadcast_to(np.array([1.0, np.nan]), (10**6, 2))
     r = np.isclose(v, 1.0)

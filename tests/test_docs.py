@@ -22,12 +22,14 @@ WITH_EXAMPLES = {
     "lazybcast._along_axis",
     "lazybcast._api",
     "lazybcast._batches",
+    "lazybcast._elementwise",
     "lazybcast._gufuncs",
     "lazybcast._joining",
     "lazybcast._moments",
     "lazybcast._repetition",
     "lazybcast._reshape",
     "lazybcast._rules",
+    "lazybcast._take",
     "lazybcast._view",
 }
 

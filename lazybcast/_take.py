@@ -1,0 +1,76 @@
+"""``np.take`` and ``np.compress`` of a view, as indexing.
+
+NumPy's ``np.take`` first makes its input C-contiguous, and on ``np.broadcast_to``'s array that
+is a copy of the whole logical array: three columns of a 32 MiB broadcast array take 10 ms
+(Zen 3), where ``a[:, [1, 2, 3]]`` takes 6 us. A view's ``np.take(v, indices, axis)`` is its
+indexing ``v[:, ..., indices]`` (``axis=None``: the flat indices unravelled over the view's
+shape), which gathers only the selected elements (:mod:`lazybcast._indexing`); ``mode="wrap"``
+and ``"clip"`` map the indices first, as NumPy does. ``np.compress`` is ``np.take`` of the
+condition's nonzero positions, as in NumPy. The result is NumPy's array (a view when one
+integer is taken along an axis); ``out=``, out-of-range indices (NumPy's IndexError),
+indices that do not cast safely to ``intp`` and empty views are NumPy's, on the zero-copy
+``np.asarray(view)``, except one case where NumPy's ``mode="wrap"`` loops forever (an empty
+axis and an empty result): lazybcast returns the empty result.
+
+>>> import numpy as np, lazybcast
+>>> v = lazybcast.broadcast_to(np.arange(4.0), (1_000_000, 4))
+>>> np.take(v, [3, -1], axis=1)[:2], np.compress([0, 1, 1], v, axis=1).shape
+(array([[3., 3.],
+       [3., 3.]]), (1000000, 2))
+"""
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_index
+
+from lazybcast._view import BroadcastView
+
+__all__ = ["compress", "take"]
+
+_MODES = ("raise", "wrap", "clip")
+
+
+def take(a, indices, axis=None, out=None, mode="raise"):
+    """``np.take(a, indices, axis, mode=mode)`` of a view, by indexing it."""
+    if type(a) is not BroadcastView or out is not None or a.ndim == 0:
+        return NotImplemented
+    if mode not in _MODES or type(mode) is not str:
+        return NotImplemented  # (NumPy's ValueError, or its reading of the mode)
+    idx = np.asarray(indices)
+    if idx.dtype.kind not in "biu" or (idx.dtype.kind == "u" and idx.dtype.itemsize >= 8):
+        return NotImplemented  # (NumPy casts indices to intp "safely", or raises)
+    idx = idx.astype(np.intp)
+    if axis is None:
+        n = a.size
+    else:
+        try:
+            axis = normalize_axis_index(axis, a.ndim)
+        except (TypeError, ValueError):
+            return NotImplemented  # (NumPy's AxisError or TypeError)
+        n = a.shape[axis]
+    if a.size == 0:
+        shape = idx.shape if axis is None else a.shape[:axis] + idx.shape + a.shape[axis + 1:]
+        if mode == "wrap" and n == 0 and idx.size and 0 in shape:
+            # NumPy's wrap loop never ends on an empty axis when the result is empty too
+            # (NumPy 2.0.2 to 2.4.6); an empty result is what its clip mode returns there.
+            return np.empty(shape, a.dtype)
+        return NotImplemented  # (NumPy's result or IndexError)
+    if mode == "wrap":
+        idx = idx % n
+    elif mode == "clip":
+        idx = np.clip(idx, 0, n - 1)
+    elif idx.size and (idx.min() < -n or idx.max() >= n):
+        return NotImplemented  # (NumPy's IndexError)
+    if axis is None:
+        return a[np.unravel_index(np.where(idx < 0, idx + n, idx), a.shape)]
+    return a[(slice(None),) * axis + (idx,)]
+
+
+def compress(condition, a, axis=None, out=None):
+    """``np.compress(condition, a, axis)`` of a view: :func:`take` of the positions where
+    the 1-D ``condition`` is nonzero."""
+    if type(a) is not BroadcastView or out is not None:
+        return NotImplemented
+    cond = np.asarray(condition)
+    if cond.ndim != 1:
+        return NotImplemented  # (NumPy's ValueError)
+    return take(a, np.nonzero(cond)[0], axis)
