@@ -175,6 +175,18 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=_NoValue):
     return (avg, _broadcast(scl, np.shape(avg))) if returned else avg
 
 
+def _products_are_tame(src, w, dtype):
+    """True when ``x * sum(w)`` equals ``sum(x * w)`` up to rounding: finite values and
+    weights, and products (and their sums) that cannot overflow ``dtype``. Otherwise the
+    special values differ (NumPy's ``inf * 0`` is NaN, where ``inf * sum(w)`` is not)."""
+    x = np.abs(np.asarray(src, dtype=dtype))
+    a = np.abs(np.asarray(w, dtype=dtype))
+    if not (np.isfinite(x).all() and np.isfinite(a).all()):
+        return False
+    bound = float(x.max(initial=0)) * float(a.sum(dtype=np.float64))
+    return bound < float(np.finfo(dtype).max) / 2
+
+
 def _broadcast(scl, shape):
     """``scl`` (a NumPy scalar or array) as a view of ``shape``, as NumPy's ``returned``
     counts are (NumPy copies them out in full)."""
@@ -212,7 +224,7 @@ def _weighted(a, axis, weights, returned, keepdims):
     src_shape = (1,) * (a.ndim - src.ndim) + src.shape
     repeated = tuple(ax for ax in (range(a.ndim) if axis is None else axis)
                      if src_shape[ax] == 1 and shape[ax] > 1)
-    if repeated:
+    if repeated and _products_are_tame(src, w, dtype):
         # x * w summed along an axis where x repeats: x * (the weights summed there)
         w = w.sum(axis=repeated, dtype=dtype, keepdims=True)
         a = a[tuple(slice(0, 1) if ax in repeated else slice(None) for ax in range(a.ndim))]

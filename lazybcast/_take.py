@@ -31,10 +31,13 @@ _MODES = ("raise", "wrap", "clip")
 
 def take(a, indices, axis=None, out=None, mode="raise"):
     """``np.take(a, indices, axis, mode=mode)`` of a view, by indexing it."""
-    if type(a) is not BroadcastView or out is not None or a.ndim == 0:
+    if type(a) is not BroadcastView or a.ndim == 0:
         return NotImplemented
-    if mode not in _MODES or type(mode) is not str:
-        return NotImplemented  # (NumPy's ValueError, or its reading of the mode)
+    if a.size == 0:
+        return _empty(a, indices, axis, out, mode)
+    if (out is not None or type(mode) is not str or mode not in _MODES
+            or isinstance(axis, (bool, np.bool_))):
+        return NotImplemented  # (NumPy's reading of the mode and axis, or its errors)
     idx = np.asarray(indices)
     if idx.dtype.kind not in "biu" or (idx.dtype.kind == "u" and idx.dtype.itemsize >= 8):
         return NotImplemented  # (NumPy casts indices to intp "safely", or raises)
@@ -47,13 +50,6 @@ def take(a, indices, axis=None, out=None, mode="raise"):
         except (TypeError, ValueError):
             return NotImplemented  # (NumPy's AxisError or TypeError)
         n = a.shape[axis]
-    if a.size == 0:
-        shape = idx.shape if axis is None else a.shape[:axis] + idx.shape + a.shape[axis + 1:]
-        if mode == "wrap" and n == 0 and idx.size and 0 in shape:
-            # NumPy's wrap loop never ends on an empty axis when the result is empty too
-            # (NumPy 2.0.2 to 2.4.6); an empty result is what its clip mode returns there.
-            return np.empty(shape, a.dtype)
-        return NotImplemented  # (NumPy's result or IndexError)
     if mode == "wrap":
         idx = idx % n
     elif mode == "clip":
@@ -63,6 +59,33 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     if axis is None:
         return a[np.unravel_index(np.where(idx < 0, idx + n, idx), a.shape)]
     return a[(slice(None),) * axis + (idx,)]
+
+
+def _empty(a, indices, axis, out, mode):
+    """``np.take`` of an empty view: NumPy's, except that its wrap mode (however spelled)
+    never returns when the axis taken from is empty and so is the result (NumPy 2.0.2 to
+    2.4.6: it subtracts the axis length, 0, until the index is in range). Its clip mode
+    answers that case as wrap should: the empty result, or its IndexError."""
+    if _numpy_mode(mode) != "wrap":  # (NumPy's own error for a mode it refuses)
+        return NotImplemented
+    arr = np.asarray(a)
+    try:
+        n = arr.size if axis is None else arr.shape[normalize_axis_index(axis, arr.ndim)]
+    except (TypeError, ValueError):
+        return NotImplemented  # (NumPy's error for the axis)
+    if n:
+        return NotImplemented
+    return np.take(arr, indices, axis, out=out, mode="clip")
+
+
+def _numpy_mode(mode):
+    """``"raise"``, ``"wrap"`` or ``"clip"``: how NumPy reads ``mode`` (which may be an
+    abbreviation, an int or a str subclass, depending on NumPy's version), or NumPy's error."""
+    try:
+        taken = np.take(np.arange(2), 2, mode=mode)
+    except IndexError:
+        return "raise"
+    return "wrap" if taken == 0 else "clip"
 
 
 def compress(condition, a, axis=None, out=None):

@@ -737,6 +737,24 @@ def test_weighted_average_takes_the_axes_in_numpys_order_and_costs_the_source():
     np.testing.assert_allclose(r.source, big.source[0], rtol=1e-14)
 
 
+def test_weighted_average_keeps_numpys_special_values():
+    """Infinities times zero weights, and products that overflow: NumPy's NaN, not the
+    value that summing the weights first would give."""
+    cases = [(np.array([np.inf]), (3,), None, [1.0, 0.0, 1.0]),
+             (np.array([np.inf]), (3,), None, [1.0, -1.0, 1.0]),
+             (np.array([1e300]), (3,), None, [1e10, -1e10, 1.0]),
+             (np.array([[np.inf], [1.0]]), (2, 3), 1, [1.0, 0.0, 1.0]),
+             (np.array([[2.0], [1.0]]), (2, 3), 1, [np.nan, 0.0, 1.0])]
+    for src, shape, axis, w in cases:
+        v = lazybcast.broadcast_to(src, shape)
+        got = outcome(np.average, v, axis, weights=w)
+        expected = outcome(np.average, np.asarray(v), axis, weights=w)
+        if raised_alike(got, expected):
+            continue
+        g = got[1].materialize() if type(got[1]) is BroadcastView else got[1]
+        np.testing.assert_array_equal(g, expected[1])
+
+
 def _valid_axes(axis, ndim):
     try:
         np.lib.array_utils.normalize_axis_tuple(axis, ndim)

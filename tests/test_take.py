@@ -2,7 +2,12 @@
 ``np.compress`` on the ``np.broadcast_to`` arrays are the reference for values, dtypes, shapes
 and errors, for every mode, flat and per-axis indices, negative and out-of-range ones."""
 
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
+import pytest
 from _duck_strategies import outcome, raised_alike, views
 from hypothesis import assume, given
 from hypothesis import strategies as st
@@ -70,3 +75,35 @@ def test_take_gathers_only_what_it_takes():
     out = np.zeros((4, 2))
     assert np.take(v[:4], [0, 1], axis=1, out=out) is out  # out=: NumPy's own
     assert out.tolist() == [[0.0, 1.0]] * 4
+
+
+def test_wrap_on_an_empty_axis_returns_however_the_mode_is_spelled():
+    """NumPy's wrap mode never returns on an empty axis with an empty result; lazybcast
+    answers for every spelling NumPy reads as wrap (run apart, so that a hang fails)."""
+    code = textwrap.dedent("""
+        import numpy as np, lazybcast
+        e = lazybcast.broadcast_to(np.zeros((1, 0, 1), np.uint32), (0, 1, 0, 1))
+        cases = [dict(indices=np.array([0], np.uint64), mode="wrap"),
+                 dict(indices=[0], mode=np.str_("wrap")), dict(indices=[0], mode=1),
+                 dict(indices=[0], mode="w"),
+                 dict(indices=[0], mode="wrap", out=np.empty((1, 1, 0, 1), np.uint32))]
+        for kwargs in cases:
+            try:
+                print(np.take(e, axis=0, **kwargs).shape)
+            except (TypeError, ValueError) as error:  # (NumPy's, where it refuses the call)
+                print(type(error).__name__)
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("(1, 1, 0, 1)") >= 3, done.stdout
+
+
+def test_bool_axis_and_array_mode_are_numpys_errors():
+    v = lazybcast.broadcast_to(np.arange(4.0), (3, 4))
+    with pytest.raises(TypeError):
+        np.take(v, [1], axis=True)
+    with pytest.raises(TypeError):
+        np.compress([1], v, axis=True)
+    with pytest.raises(TypeError):
+        np.take(v, [1], 1, mode=np.array(["wrap", "clip"]))
