@@ -17,12 +17,13 @@ zero-copy ``np.asarray(view)``.
 """
 
 import numpy as np
-from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
+from numpy.lib.array_utils import normalize_axis_tuple
 
-from lazybcast._reductions import (_axes, _finish, _is_object, _numpy, _out_fits, _repeats,
-                                   _result_shape, _source, _temp, _whole_call, reduce)
+from lazybcast._reductions import (_axes, _finish, _is_object, _numpy, _out_fits, _repeated,
+                                   _repeats, _result_shape, _source, _temp, _whole_call, reduce)
 from lazybcast._repetition import narrow, wide
-from lazybcast._view import BroadcastView, make_view
+from lazybcast._ufuncs import _wrap
+from lazybcast._view import BroadcastView
 
 __all__ = ["average", "matrix_norm", "mean", "nanmean", "nanstd", "nanvar", "norm", "std", "var",
            "vector_norm"]
@@ -192,9 +193,7 @@ def _broadcast(scl, shape):
     counts are (NumPy copies them out in full)."""
     if not shape or np.shape(scl) == shape:
         return scl
-    scl = np.asarray(scl)
-    aligned = (1,) * (len(shape) - scl.ndim) + scl.shape
-    return make_view(scl.reshape(aligned), aligned, shape, "numpy")
+    return _wrap(np.asarray(scl), shape)
 
 
 def _weighted(a, axis, weights, returned, keepdims):
@@ -221,9 +220,7 @@ def _weighted(a, axis, weights, returned, keepdims):
     if np.any(scl == 0.0):
         raise ZeroDivisionError("Weights sum to zero, can't be normalized")
     src = a._source
-    src_shape = (1,) * (a.ndim - src.ndim) + src.shape
-    repeated = tuple(ax for ax in (range(a.ndim) if axis is None else axis)
-                     if src_shape[ax] == 1 and shape[ax] > 1)
+    repeated = _repeated(a, src, range(a.ndim) if axis is None else axis)
     if repeated and _products_are_tame(src, w, dtype):
         # x * w summed along an axis where x repeats: x * (the weights summed there)
         w = w.sum(axis=repeated, dtype=dtype, keepdims=True)
@@ -265,20 +262,13 @@ def norm(x, ord=None, axis=None, keepdims=False):
                 r = np.sqrt(_squares(x).sum())
             return r.reshape((1,) * x.ndim) if keepdims else r
         axis = tuple(range(x.ndim))
-    elif type(axis) is not tuple:
-        axis = (axis,)
-    if not all(isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_))
-               for a in axis):
-        return NotImplemented  # (NumPy converts or refuses them)
+    axis = _norm_axes(axis, x.ndim)
+    if axis is None or len(axis) not in (1, 2):
+        return NotImplemented  # (NumPy's errors)
     if len(axis) == 1:
         return _vector_norm(x, ord, axis, keepdims)
-    if len(axis) != 2:
-        return NotImplemented
-    try:
-        rows, cols = (normalize_axis_index(a, x.ndim) for a in axis)
-    except (TypeError, ValueError):
-        return NotImplemented
-    if rows == cols or (isinstance(ord, str) and ord not in ("f", "fro")):
+    rows, cols = axis
+    if isinstance(ord, str) and ord not in ("f", "fro"):
         return NotImplemented  # (NumPy's errors, and the nuclear norm)
     a = abs(x)
     if ord == 1 or ord == -1:
@@ -320,18 +310,16 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
             or not isinstance(ord, (int, float, np.integer, np.floating))
             or isinstance(ord, (bool, np.bool_))):
         return NotImplemented
+    axis = tuple(range(x.ndim)) if axis is None else _norm_axes(axis, x.ndim)
     if axis is None:
-        axis = tuple(range(x.ndim))
-    elif type(axis) is not tuple:
-        axis = (axis,)
+        return NotImplemented  # (NumPy converts or refuses them)
     if x.dtype.kind not in "fc":
         x = x.astype(float)
     # (NumPy's reduces without keepdims, then reshapes: its last power is a scalar's there)
     r = _vector_norm(x, ord, axis, False)
     if not keepdims or r is NotImplemented:
         return r
-    axes = normalize_axis_tuple(axis, x.ndim)
-    return np.reshape(r, tuple(1 if i in axes else n for i, n in enumerate(x.shape)))
+    return np.reshape(r, _result_shape(x.shape, axis, True))
 
 
 def matrix_norm(x, /, *, keepdims=False, ord="fro"):
@@ -339,17 +327,26 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     return norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
 
 
-def _vector_norm(x, ord, axis, keepdims):
-    """NumPy's vector-norm formula for ``ord`` over ``axis`` (a tuple), on the view."""
-    if isinstance(ord, str):
-        return NotImplemented  # (NumPy's ValueError)
+def _norm_axes(axis, ndim):
+    """A norm's ``axis`` (an int or a tuple of them) as a tuple of axes in ``range(ndim)``,
+    or None where NumPy converts the axes (bools, floats, objects) or raises (out of range,
+    repeated)."""
+    if type(axis) is not tuple:
+        axis = (axis,)
     if not all(isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_))
                for a in axis):
-        return NotImplemented
+        return None
     try:
-        ax = normalize_axis_tuple(axis, x.ndim)
+        return normalize_axis_tuple(axis, ndim)
     except (TypeError, ValueError):
-        return NotImplemented
+        return None
+
+
+def _vector_norm(x, ord, ax, keepdims):
+    """NumPy's vector-norm formula for ``ord`` over the axes ``ax`` (from :func:`_norm_axes`),
+    on the view."""
+    if isinstance(ord, str):
+        return NotImplemented  # (NumPy's ValueError)
     if ord == np.inf:
         return abs(x).max(axis=ax, keepdims=keepdims, **_EMPTY_MAX)
     if ord == -np.inf:
@@ -373,4 +370,4 @@ def _power_in_place(r, exponent):
         return r
     p = r._source.copy()
     p **= exponent
-    return make_view(p, (1,) * (r.ndim - p.ndim) + p.shape, r.shape, "numpy")
+    return _wrap(p, r.shape)

@@ -71,12 +71,17 @@ def _source(view, axes):
     return src
 
 
+def _repeated(view, src, axes):
+    """The axes among ``axes`` along which the view repeats each element of ``src`` (its
+    source, or a cut of it)."""
+    return tuple(d for d in axes if src.shape[d] == 1 and view.shape[d] > 1)
+
+
 def _repeats(view, src, axes):
     """How many times each source element is repeated within one reduced cell."""
     k = 1
-    for d in axes:
-        if src.shape[d] == 1:
-            k *= view.shape[d]
+    for d in _repeated(view, src, axes):
+        k *= view.shape[d]
     return k
 
 
