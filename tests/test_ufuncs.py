@@ -8,8 +8,11 @@ import warnings
 import numpy as np
 import pytest
 from _duck_strategies import (
+    LAYOUT_DEPENDENT,
+    LAYOUT_ULPS,
     NUMERIC,
     assert_same_array,
+    assert_same_values,
     numeric,
     operand,
     operand_shapes,
@@ -39,8 +42,9 @@ OPERATORS = [operator.add, operator.sub, operator.mul, operator.truediv, operato
              operator.ne, operator.gt, operator.ge, divmod]
 
 
-def check(got, expected, *operands):
-    """``got`` equals NumPy's ``expected`` outcome, and a result of non-empty shape is lazy."""
+def check(got, expected, *operands, func=None):
+    """``got`` equals NumPy's ``expected`` outcome, and a result of non-empty shape is lazy;
+    for ``func`` in LAYOUT_DEPENDENT, floating values to within NumPy's own spread."""
     if raised_alike(got, expected):
         return
     g, e = got[1], expected[1]
@@ -49,7 +53,7 @@ def check(got, expected, *operands):
     else:
         g, e = (g,), (e,)
     for gi, ei in zip(g, e):
-        assert_same_array(gi, ei)
+        assert_same_array(gi, ei, LAYOUT_ULPS if func in LAYOUT_DEPENDENT else 0)
         if type(gi) is BroadcastView:
             assert gi.source.size <= source_size(*operands), (gi.source.shape, operands)
 
@@ -57,7 +61,7 @@ def check(got, expected, *operands):
 @given(views(), st.sampled_from(UNARY))
 def test_unary_ufuncs_match_numpy(case, ufunc):
     view, oracle = case
-    check(outcome(ufunc, view), outcome(ufunc, oracle), view)
+    check(outcome(ufunc, view), outcome(ufunc, oracle), view, func=ufunc)
 
 
 @given(st.data(), operand_shapes(2), st.sampled_from(BINARY + OPERATORS), numeric, numeric)
@@ -67,7 +71,7 @@ def test_binary_ufuncs_and_operators_match_numpy(data, shapes, func, dt1, dt2):
     b, b_ref = data.draw(operand(s2, dt2), label="b")
     if data.draw(st.booleans(), label="swap"):
         a, b, a_ref, b_ref = b, a, b_ref, a_ref
-    check(outcome(func, a, b), outcome(func, a_ref, b_ref), a, b)
+    check(outcome(func, a, b), outcome(func, a_ref, b_ref), a, b, func=func)
 
 
 @given(st.data(), operand_shapes(3))
@@ -93,15 +97,29 @@ def test_three_operands_and_where(data, shapes):
 @given(case=views(dtype=np.dtype("f4")))
 def test_multiple_outputs(ufunc, case):
     view, oracle = case
-    check(outcome(ufunc, view), outcome(ufunc, oracle), view)
+    check(outcome(ufunc, view), outcome(ufunc, oracle), view, func=ufunc)
 
 
 @given(views(dtype=np.dtype("f8")), st.sampled_from(NUMERIC), st.sampled_from(
     ["no", "equiv", "safe", "same_kind", "unsafe"]))
 def test_dtype_and_casting_keywords(case, dtype, casting):
+    """NumPy's dtypes, errors and values, but for values an integer dtype cannot hold: C
+    leaves such casts undefined, and NumPy's vector and scalar loops give different integers
+    for them (AVX-512: ``vcvttpd2udq`` saturates, the scalar cast wraps)."""
     view, oracle = case
-    check(outcome(np.multiply, view, 3, dtype=dtype, casting=casting),
-          outcome(np.multiply, oracle, 3, dtype=dtype, casting=casting), view)
+    got = outcome(np.multiply, view, 3, dtype=dtype, casting=casting)
+    expected = outcome(np.multiply, oracle, 3, dtype=dtype, casting=casting)
+    with np.errstate(all="ignore"):
+        products = np.asarray(oracle, np.float64) * 3
+    if dtype.kind in "iu" and not (np.isfinite(products).all()
+                                   and (products > np.iinfo(dtype).min - 1).all()
+                                   and (products < np.iinfo(dtype).max + 1).all()):
+        assert got[0] == expected[0], (got, expected)
+        if got[0] == "ok":
+            assert type(got[1]) is BroadcastView and got[1].dtype == expected[1].dtype
+            assert got[1].shape == expected[1].shape
+        return
+    check(got, expected, view)
 
 
 @given(views(), st.sampled_from(NUMERIC), st.sampled_from([np.add, np.arctan2, np.less]))
@@ -114,7 +132,7 @@ def test_out_writes_into_the_callers_array(case, out_dtype, ufunc):
     assert got[0] == expected[0], (got, expected)
     if got[0] == "ok":
         assert got[1] is out
-        assert out.tobytes() == ref.tobytes()
+        assert_same_values(out, ref, LAYOUT_ULPS if ufunc in LAYOUT_DEPENDENT else 0)
     else:
         assert got[1] is expected[1]
 
@@ -320,7 +338,7 @@ def test_outer_is_elementwise_on_the_sources(ufunc, data):
     else:
         b = b_ref = np.asarray(data.draw(tame_views(dtype, max_rank=2, nan=False))[1]).copy()
     spread = a[(Ellipsis,) + (None,) * b.ndim] if b.ndim else a  # (a's axes, then b's)
-    check(outcome(ufunc.outer, a, b), outcome(ufunc.outer, a_ref, b_ref), spread, b)
+    check(outcome(ufunc.outer, a, b), outcome(ufunc.outer, a_ref, b_ref), spread, b, func=ufunc)
     if a.ndim == 1 and b.ndim == 1:
         check(outcome(np.outer, a, b), outcome(np.outer, a_ref, b_ref), spread, b)
     # A Python scalar is a strong 0-d array in ufunc.outer (unlike in ufunc(a, b)): NumPy's.
@@ -335,3 +353,26 @@ def test_outer_past_64_axes_is_numpys_error():
     b = np.ones((1,) * 30)
     with pytest.raises(ValueError, match="64"):
         np.add.outer(a, b)
+
+
+def test_layout_tolerance_is_a_few_ulps_and_nothing_else():
+    """The oracle's allowance for NumPy's layout-dependent loops: floating values within
+    LAYOUT_ULPS of each other pass; more, a NaN for a number or another infinity do not,
+    and other ufuncs still compare bit for bit."""
+    x = np.array([1.0, -2.5, np.inf, np.nan], np.float32)
+    near = x.copy()
+    near[:2] = np.nextafter(np.nextafter(x[:2], np.inf), np.inf)  # 2 ULP up
+    assert_same_values(near, x, LAYOUT_ULPS)
+    with pytest.raises(AssertionError):
+        assert_same_values(near, x)
+    far = x.copy()
+    far[0] += 8 * np.spacing(far[0])
+    for bad in (far, np.array([1.0, -2.5, -np.inf, np.nan], np.float32),
+                np.array([1.0, np.nan, np.inf, np.nan], np.float32)):
+        with pytest.raises(AssertionError):
+            assert_same_values(bad, x, LAYOUT_ULPS)
+    c, c_near = np.zeros(4, np.complex64), np.zeros(4, np.complex64)
+    c.imag, c_near.imag = x, near
+    assert_same_values(c_near, c, LAYOUT_ULPS)
+    with pytest.raises(AssertionError):
+        assert_same_values(np.array([1, 2]), np.array([1, 3]), LAYOUT_ULPS)
