@@ -226,14 +226,27 @@ cdef int _execute_plan(Plan* plan, const char* s, char* t, cnp.ndarray out,
     return 0
 
 
+cdef intp_t _source_bytes(const Plan* plan) noexcept:
+    """Bytes of the source a plan reads: the items along its axes of non-zero stride (a
+    transposing copy's source counts with its output against the streaming threshold:
+    STREAM_BYTES in _kernels_machine.pxi)."""
+    cdef intp_t n = plan.itemsize
+    cdef int d
+    for d in range(plan.ndim):
+        if plan.sstride[d] != 0:
+            n *= plan.shape[d]
+    return n
+
+
 cdef int _run_plan(Plan* plan, const char* s, char* t, intp_t nbytes, int nthreads) except -1:
     """_execute_plan's work, with its number of threads chosen."""
     global _last_nthreads
     cdef Job job
     _last_nthreads = nthreads
-    if nbytes >= _stream_low and not _stream_calibrated:
+    cdef intp_t reach = nbytes + _source_bytes(plan) if plan.tiled else nbytes
+    if reach >= _stream_low and not _stream_calibrated:
         _calibrate_stream()
-    plan.stream = nbytes >= _stream_bytes
+    plan.stream = reach >= _stream_bytes
     plan.stream_fill = nbytes >= _stream_fill_bytes
     if nbytes <= _chunk_bytes and nthreads == 1:
         if plan.has_objects:

@@ -125,7 +125,13 @@ STREAM_BYTES_LOW = max(4 << 20, 3 * (_L3 // max(1, SHARED_CACHE_CPUS)) // 4)
 STREAM_BYTES_MID = max(STREAM_BYTES_LOW, 3 * _L3 // 4)
 STREAM_BYTES_HIGH = max(STREAM_BYTES_MID, 3 * _L3 // 2)
 #: Outputs at least this large are copied from their source with non-temporal stores (before
-#: calibration: the lower candidate; stream_threshold() gives the value in use).
+#: calibration: the lower candidate; stream_threshold() gives the value in use). A
+#: transposing copy compares its output plus the source it reads (twice the output for a
+#: plain transpose): it reads the source across rows, a few lines from each, which the
+#: prefetchers do not follow, so a source that leaves the cache costs it far more than it
+#: costs a copy along rows (Zen 4, family 25 model 17, one thread, 8 MiB transposes: 1.7x-3x
+#: faster streamed, through the staging block, than with ordinary stores; two threads
+#: 1.2x-2.2x; benchmarks/RESULTS.md, "Transposes count their source").
 STREAM_BYTES = _env_bytes("LAZYBCAST_STREAM_BYTES") or STREAM_BYTES_LOW
 #: Outputs at least this large are filled (one repeated item, replicated blocks: nothing is
 #: read but an L1-resident chunk) with non-temporal stores: MID, or the copy threshold if

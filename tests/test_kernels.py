@@ -418,6 +418,26 @@ def test_large_transposes_of_strided_and_broadcast_sources(transpose_stage):
             assert (_kernels._transposes_staged() > staged) == (source.ndim == 3)
 
 
+def test_transposes_count_their_source_against_the_streaming_threshold():
+    """A transposing copy reads its source across rows, so the source it reads counts with
+    its output: a plain transpose streams (through the staging block) from half the
+    threshold; one whose planes repeat one source plane counts that plane once; one whose
+    output and source together stay under the threshold does not stream."""
+    half = _kernels.stream_threshold() // 2
+    cols = 1531
+    for rows, planes, takes in [(half // (4 * cols) + 7, 1, True),  # output + source >= T
+                                (half // (4 * cols) - 7, 1, False),  # output + source < T
+                                (half // (8 * cols) + 7, 2, False)]:  # one plane, repeated
+        source = _data((cols, rows), np.float32).T
+        shape = (planes, rows, cols) if planes > 1 else (rows, cols)
+        view = lazybcast.broadcast_to(source, shape)
+        assert view.nbytes < 2 * half  # (under the threshold as an output alone)
+        for threads in (1, 2):
+            staged = _kernels._transposes_staged()
+            _assert_same_bytes(view.materialize(threads=threads), _expected(source, shape))
+            assert (_kernels._transposes_staged() > staged) == takes, (rows, planes, threads)
+
+
 def test_transpose_stage_hook_rejects_negative_sizes():
     with pytest.raises(ValueError, match="nbytes must be >= 0, got -1"):
         _kernels._transpose_stage(-1)
