@@ -96,6 +96,31 @@ cdef inline void _copy_item(char* d, const char* s, intp_t size) noexcept nogil:
         memcpy(d, s, size)
 
 
+cdef inline void _fill_odd(char* d, const char* s, intp_t size, intp_t n1) noexcept nogil:
+    """``n1`` contiguous copies of the item at ``s``, of an odd size under 16 bytes: each
+    copy but the last is one store of the next power-of-two width (4, 8 or 16 bytes), whose
+    extra bytes fall in the next copy's place and are overwritten by it; the last copy is
+    exact, so nothing past the run is written and nothing past the item is read. For runs
+    of 4 copies or more: shorter ones lose more on the setup than the stores gain (Zen 4,
+    49932 rows of 3-byte records, one thread: 16 copies 0.96-1.5 -> 0.47-0.69 ms, 8 copies
+    of 7 bytes 0.73-1.2 -> 0.45-0.52 ms, 2 copies 0.19-0.30 -> 0.35-0.40 ms)."""
+    cdef uint64_t v[2]
+    cdef intp_t j
+    v[0] = 0
+    v[1] = 0
+    _copy_item(<char*>v, s, size)
+    if size < 4:
+        for j in range(n1 - 1):
+            memcpy(d + j * size, v, 4)
+    elif size < 8:
+        for j in range(n1 - 1):
+            memcpy(d + j * size, v, 8)
+    else:
+        for j in range(n1 - 1):
+            memcpy(d + j * size, v, 16)
+    _copy_item(d + (n1 - 1) * size, s, size)
+
+
 cdef void _rows_any(intp_t size, intp_t n0, intp_t s0, intp_t d0,
                     intp_t n1, intp_t s1, intp_t d1,
                     const char* src, char* dst, bint stream) noexcept nogil:
@@ -106,7 +131,9 @@ cdef void _rows_any(intp_t size, intp_t n0, intp_t s0, intp_t d0,
     for i in range(n0):
         s = src + i * s0
         d = dst + i * d0
-        if s1 == size and d1 == size:
+        if s1 == 0 and d1 == size and size < 16 and n1 >= 4:
+            _fill_odd(d, s, size, n1)
+        elif s1 == size and d1 == size:
             if stream:
                 lzb_stream_copy(d, s, n1 * size)
             else:

@@ -670,3 +670,22 @@ def test_rows_of_one_item_past_the_streaming_threshold(dtype, pad):
     source = _data((rows, 1), dtype)
     lazybcast.broadcast_to(source, (rows, cols)).materialize(out=out, threads=2)
     _assert_same_bytes(out, np.broadcast_to(source, (rows, cols)))
+
+
+@pytest.mark.parametrize("size", [3, 5, 6, 7, 9, 12, 15, 24])
+@pytest.mark.parametrize("copies", [1, 2, 3, 4, 5, 8, 17])
+def test_runs_of_one_odd_sized_item_stay_in_their_rows(size, copies):
+    """(N, 1) -> (N, k) of items of odd sizes: the copies of a row are written with stores
+    wider than an item, overlapping the next copy; each row's last copy is exact, so the
+    bytes between rows (a column slice of a wider output) and past the output stay as
+    they were."""
+    rows = 37
+    dtype = np.dtype(f"V{size}")
+    source = np.frombuffer(_data((rows * size,), np.uint8).tobytes(), dtype).reshape(rows, 1)
+    wide = copies + 2
+    guard = np.full(rows * wide * size + 64, 0xA5, np.uint8)
+    out = guard[:rows * wide * size].view(dtype).reshape(rows, wide)[:, 1:copies + 1]
+    lazybcast.broadcast_to(source, (rows, copies)).materialize(out=out)
+    expected = np.full_like(guard, 0xA5)
+    expected[:rows * wide * size].view(dtype).reshape(rows, wide)[:, 1:copies + 1] = source
+    assert guard.tobytes() == expected.tobytes()
