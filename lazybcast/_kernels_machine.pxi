@@ -251,6 +251,7 @@ def stream_threshold(kind="copy"):
     The output size (bytes) from which copies from a source (``kind="copy"``) or fills
     (``kind="fill"``: one repeated item, replicated blocks) use non-temporal stores on this
     machine, measuring it first if no copy has needed it yet (see ``_kernels_machine.pxi``).
+    A transposing copy compares its output plus the source it reads with the copy threshold.
 
     >>> stream_threshold() in (STREAM_BYTES_LOW, STREAM_BYTES_HIGH, STREAM_BYTES)
     True
