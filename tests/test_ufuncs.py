@@ -103,21 +103,20 @@ def test_multiple_outputs(ufunc, case):
 @given(views(dtype=np.dtype("f8")), st.sampled_from(NUMERIC), st.sampled_from(
     ["no", "equiv", "safe", "same_kind", "unsafe"]))
 def test_dtype_and_casting_keywords(case, dtype, casting):
-    """NumPy's dtypes, errors and values, but for values an integer dtype cannot hold: C
-    leaves such casts undefined, and NumPy's vector and scalar loops give different integers
-    for them (AVX-512: ``vcvttpd2udq`` saturates, the scalar cast wraps)."""
+    """NumPy's dtypes, errors and values, but for inputs an integer dtype cannot hold: C
+    leaves casting them undefined, and NumPy's vector and scalar loops give different
+    integers for them (AVX-512: ``vcvttpd2udq`` saturates, the scalar cast wraps). (The
+    product of inputs that fit wraps alike in every loop: compared.)"""
     view, oracle = case
     got = outcome(np.multiply, view, 3, dtype=dtype, casting=casting)
     expected = outcome(np.multiply, oracle, 3, dtype=dtype, casting=casting)
-    with np.errstate(all="ignore"):
-        products = np.asarray(oracle, np.float64) * 3
-    if dtype.kind in "iu" and not (np.isfinite(products).all()
-                                   and (products > np.iinfo(dtype).min - 1).all()
-                                   and (products < np.iinfo(dtype).max + 1).all()):
-        assert got[0] == expected[0], (got, expected)
-        if got[0] == "ok":
-            assert type(got[1]) is BroadcastView and got[1].dtype == expected[1].dtype
-            assert got[1].shape == expected[1].shape
+    x = np.asarray(oracle, np.float64)
+    if dtype.kind in "iu" and not raised_alike(got, expected) and not (
+            np.isfinite(x).all() and (x > np.iinfo(dtype).min - 1).all()
+            and (x < np.iinfo(dtype).max + 1).all()):
+        g, e = got[1], expected[1]
+        assert type(g) is (BroadcastView if isinstance(e, np.ndarray) else type(e))
+        assert g.dtype == e.dtype and g.shape == e.shape
         return
     check(got, expected, view)
 
@@ -371,6 +370,9 @@ def test_layout_tolerance_is_a_few_ulps_and_nothing_else():
                 np.array([1.0, np.nan, np.inf, np.nan], np.float32)):
         with pytest.raises(AssertionError):
             assert_same_values(bad, x, LAYOUT_ULPS)
+    for bad in (np.float32(-0.0), -np.float32(np.nan)):  # another sign of zero or NaN
+        with pytest.raises(AssertionError):
+            assert_same_values(np.array([bad]), np.array([abs(bad)]), LAYOUT_ULPS)
     c, c_near = np.zeros(4, np.complex64), np.zeros(4, np.complex64)
     c.imag, c_near.imag = x, near
     assert_same_values(c_near, c, LAYOUT_ULPS)
