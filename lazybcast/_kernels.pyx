@@ -54,6 +54,9 @@ How bytes move, innermost first:
 * a transposing pair of axes is walked in tiles through a 32 kB buffer, written out with
   register transposes of 16-byte rows (items of 1, 2, 4 and 8 bytes), unless one side has 2
   to 4 items (image channels: CHW <-> HWC), which interleave or deinterleave in registers;
+  a transpose too large for the cache goes through a staging block written out with
+  non-temporal stores, in the source's order (blocks of whole source rows) where the
+  output's rows start on cache lines;
 * an outer broadcast axis whose block is smaller than :data:`REPLICATE_CHUNK` bytes and
   contiguous in the destination is written once and replicated by doubling ``memcpy`` up to
   :data:`REPLICATE_COPY_BYTES` (half the L1 data cache), then by copying that L1-resident
@@ -115,11 +118,14 @@ cdef extern from "_kernels_simd_layout.h":
     void lzb_kernels_init() noexcept nogil
 
 cdef extern from "_kernels_simd_tiles.h":
-    int lzb_scatter_transposed(const char* buf, intp_t ni, intp_t nj, char* dst, intp_t da,
-                               intp_t size, bint stream) noexcept nogil
+    int lzb_scatter_transposed(const char* buf, intp_t sr, intp_t ni, intp_t nj, char* dst,
+                               intp_t da, intp_t size) noexcept nogil
     int lzb_transpose_staged(const char* src, intp_t sb, char* dst, intp_t da, intp_t ni,
                              intp_t nj, intp_t size, intp_t tile, char* stage,
                              intp_t cols) noexcept nogil
+    int lzb_transpose_rows(const char* src, intp_t sb, char* dst, intp_t da, intp_t ni,
+                           intp_t nj, intp_t size, char* stage, intp_t rows,
+                           intp_t cols) noexcept nogil
 
 ctypedef fused item_t:
     uint8_t
@@ -292,6 +298,11 @@ def _transposes_staged():
     """Test hook: how many transposing planes (or blocks of one) went through a staging
     block in this process."""
     return _staged_planes
+
+
+def _transposes_in_source_order():
+    """Test hook: how many of those went in the source's order (_tiles_in_source_order)."""
+    return _row_order_planes
 
 
 def _helpers_alive():

@@ -242,12 +242,16 @@ cdef int _run_plan(Plan* plan, const char* s, char* t, intp_t nbytes, int nthrea
     """_execute_plan's work, with its number of threads chosen."""
     global _last_nthreads
     cdef Job job
+    cdef intp_t block_bytes
     _last_nthreads = nthreads
     cdef intp_t reach = nbytes + _source_bytes(plan) if plan.tiled else nbytes
     if reach >= _stream_low and not _stream_calibrated:
         _calibrate_stream()
     plan.stream = reach >= _stream_bytes
     plan.stream_fill = nbytes >= _stream_fill_bytes
+    block_bytes = _block_bytes(nbytes, nthreads)
+    if plan.tiled:
+        block_bytes = _tiles_in_source_order(plan, &s, &t, block_bytes)
     if nbytes <= _chunk_bytes and nthreads == 1:
         if plan.has_objects:
             plan_run_objects(plan, s, t)
@@ -255,6 +259,6 @@ cdef int _run_plan(Plan* plan, const char* s, char* t, intp_t nbytes, int nthrea
             with nogil:
                 plan_run(plan, s, t)
         return 0
-    _job_init(&job, plan, s, t, _block_bytes(nbytes, nthreads))
+    _job_init(&job, plan, s, t, block_bytes)
     _execute(&job, nthreads)
     return 0

@@ -112,7 +112,8 @@ REPLICATE_COPY_BYTES = min(64 << 10, max(4 << 10, (L1D_BYTES or 32 << 10) // 4))
 #: A transpose that streams its output (see STREAM_BYTES) goes through a staging block of
 #: this many bytes, a quarter of the L2 cache (128 kB for 512 KiB; at least 32 kB, at most
 #: 512 kB), so that the block and the tiles passing through it stay in L2: its rows are the
-#: runs written out, 1-2 kB for 4096 columns of float32 (lzb_transpose_staged).
+#: runs written out, 1-2 kB for 4096 columns of float32 (lzb_transpose_staged), or 256 bytes
+#: in the source's order (lzb_transpose_rows, whose block is rows x 256 bytes).
 TRANSPOSE_STAGE_BYTES = min(512 << 10, max(32 << 10, (L2_BYTES or 256 << 10) // 4))
 
 #: Candidate streaming thresholds (bytes). LOW is glibc's non-temporal threshold: 3/4 of the

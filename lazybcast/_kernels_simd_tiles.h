@@ -3,7 +3,9 @@
  *
  * Contents:
  *   lzb_scatter_transposed: the write-out of a transposing tile, as register transposes;
- *   lzb_transpose_staged: a large transpose through a staging block, streamed out.
+ *   lzb_transpose_staged: a large transpose through a staging block, streamed out;
+ *   lzb_transpose_rows: the same in the source's order, for rows that start on cache lines;
+ *   lzb_stream_run: the non-temporal write-out of its short runs.
  */
 #ifndef LAZYBCAST_KERNELS_SIMD_TILES_H
 #define LAZYBCAST_KERNELS_SIMD_TILES_H
@@ -11,12 +13,12 @@
 #include "_kernels_simd.h"
 
 /* ---- Transposing tiles ----------------------------------------------------------------
- * lzb_scatter_transposed(buf, ni, nj, dst, da, size, stream):
- *   dst[i * da + j * size] = buf[(j * ni + i) * size] for i < ni, j < nj,
+ * lzb_scatter_transposed(buf, sr, ni, nj, dst, da, size):
+ *   dst[i * da + j * size] = buf[j * sr + i * size] for i < ni, j < nj,
  * in square blocks of B x B items transposed in registers (B = 16 / size: 16x16 bytes,
  * 8x8 two-byte, 4x4 four-byte, 2x2 eight-byte items), the edges item by item; 16-byte items
- * are plain moves. With stream set and 16-byte aligned rows the blocks are written with
- * non-temporal stores. Returns 0 (nothing done) for other item sizes or without SSE2. */
+ * are plain moves. buf is a tile in L1 (sr = ni * size) or the source itself. Returns 0
+ * (nothing done) for other item sizes or without SSE2. */
 
 #if defined(LZB_SSE2)
 /* r[k] <- the k-th column of the 16 x 16 bytes (or 8 x 8 two-byte, 4 x 4 four-byte,
@@ -83,57 +85,84 @@ LZB_INLINE void lzb_transpose128(__m128i *r, Py_ssize_t size) {
 
 #if defined(LZB_SSE2)
 /* The body of lzb_scatter_transposed, inlined once per item size (a constant there). */
-LZB_INLINE void lzb_scatter_sized(const char *buf, Py_ssize_t ni, Py_ssize_t nj,
-                                     char *dst, Py_ssize_t da, Py_ssize_t size, int nt) {
+LZB_INLINE void lzb_scatter_sized(const char *buf, Py_ssize_t sr, Py_ssize_t ni,
+                                  Py_ssize_t nj, char *dst, Py_ssize_t da, Py_ssize_t size) {
     Py_ssize_t i, j, k, b = 16 / size;
     __m128i r[16];
     for (i = 0; i + b <= ni; i += b) {
         for (j = 0; j + b <= nj; j += b) {
             for (k = 0; k < b; k++)
-                r[k] = _mm_loadu_si128((const __m128i *)(buf + ((j + k) * ni + i) * size));
+                r[k] = _mm_loadu_si128((const __m128i *)(buf + (j + k) * sr + i * size));
             lzb_transpose128(r, size);
-            for (k = 0; k < b; k++) {
-                __m128i *q = (__m128i *)(dst + (i + k) * da + j * size);
-                if (nt) _mm_stream_si128(q, r[k]); else _mm_storeu_si128(q, r[k]);
-            }
+            for (k = 0; k < b; k++)
+                _mm_storeu_si128((__m128i *)(dst + (i + k) * da + j * size), r[k]);
         }
         for (; j < nj; j++)
             for (k = i; k < i + b; k++)
-                memcpy(dst + k * da + j * size, buf + (j * ni + k) * size, (size_t)size);
+                memcpy(dst + k * da + j * size, buf + j * sr + k * size, (size_t)size);
     }
     for (; i < ni; i++)
         for (j = 0; j < nj; j++)
-            memcpy(dst + i * da + j * size, buf + (j * ni + i) * size, (size_t)size);
+            memcpy(dst + i * da + j * size, buf + j * sr + i * size, (size_t)size);
 }
 #endif
 
-static inline int lzb_scatter_transposed(const char *buf, Py_ssize_t ni, Py_ssize_t nj,
-                                         char *dst, Py_ssize_t da, Py_ssize_t size,
-                                         int stream) {
+static inline int lzb_scatter_transposed(const char *buf, Py_ssize_t sr, Py_ssize_t ni,
+                                         Py_ssize_t nj, char *dst, Py_ssize_t da,
+                                         Py_ssize_t size) {
 #if defined(LZB_SSE2)
-    /* Non-temporal stores (a large output) need 16-byte aligned rows. */
-    int nt = stream && ((size_t)dst & 15) == 0 && (da & 15) == 0;
     switch (size) {
-    case 1: lzb_scatter_sized(buf, ni, nj, dst, da, 1, nt); return 1;
-    case 2: lzb_scatter_sized(buf, ni, nj, dst, da, 2, nt); return 1;
-    case 4: lzb_scatter_sized(buf, ni, nj, dst, da, 4, nt); return 1;
-    case 8: lzb_scatter_sized(buf, ni, nj, dst, da, 8, nt); return 1;
+    case 1: lzb_scatter_sized(buf, sr, ni, nj, dst, da, 1); return 1;
+    case 2: lzb_scatter_sized(buf, sr, ni, nj, dst, da, 2); return 1;
+    case 4: lzb_scatter_sized(buf, sr, ni, nj, dst, da, 4); return 1;
+    case 8: lzb_scatter_sized(buf, sr, ni, nj, dst, da, 8); return 1;
     case 16: {  /* one item per register: plain moves */
         Py_ssize_t i, j;
         for (i = 0; i < ni; i++)
-            for (j = 0; j < nj; j++) {
-                __m128i x = _mm_loadu_si128((const __m128i *)(buf + (j * ni + i) * 16));
-                __m128i *q = (__m128i *)(dst + i * da + j * 16);
-                if (nt) _mm_stream_si128(q, x); else _mm_storeu_si128(q, x);
-            }
+            for (j = 0; j < nj; j++)
+                _mm_storeu_si128((__m128i *)(dst + i * da + j * 16),
+                                 _mm_loadu_si128((const __m128i *)(buf + j * sr + i * 16)));
         return 1;
     }
     default: return 0;
     }
 #else
-    (void)buf; (void)ni; (void)nj; (void)dst; (void)da; (void)size; (void)stream;
+    (void)buf; (void)sr; (void)ni; (void)nj; (void)dst; (void)da; (void)size;
     return 0;
 #endif
+}
+
+/* lzb_stream_copy for the short runs of a staged transpose (256 bytes), with 32-byte
+   non-temporal stores where the CPU has AVX2: half the stores of the 16-byte ones, which
+   matters for short runs. Zen 4, 4096x4096 float32 in a C model of lzb_transpose_staged:
+   9.7-10.9 ms with 16-byte stores, 7.9-8.0 ms with 32-byte ones (64-byte AVX-512 stores:
+   8.0 ms, no better); the long runs of the previous order gained nothing (10.5-11.5 ms). */
+#if defined(LZB_X86_DISPATCH)
+__attribute__((target("avx2")))
+static void lzb_stream_run_avx2(char *dst, const char *src, size_t n) {
+    size_t head = (32 - ((size_t)dst & 31)) & 31, i, blocks;
+    memcpy(dst, src, head);
+    dst += head; src += head; n -= head;
+    blocks = n / 64;
+    for (i = 0; i < blocks; i++) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)src);
+        __m256i b = _mm256_loadu_si256((const __m256i *)(src + 32));
+        _mm256_stream_si256((__m256i *)dst, a);
+        _mm256_stream_si256((__m256i *)(dst + 32), b);
+        src += 64; dst += 64;
+    }
+    memcpy(dst, src, n & 63);
+}
+#endif
+
+static inline void lzb_stream_run(char *dst, const char *src, size_t n) {
+#if defined(LZB_X86_DISPATCH)
+    if (n >= 256 && lzb_has_avx2()) {
+        lzb_stream_run_avx2(dst, src, n);
+        return;
+    }
+#endif
+    lzb_stream_copy(dst, src, n);
 }
 
 /* How far ahead lzb_transpose_staged prefetches source rows: 8 rows of a tile (1-4 kB for
@@ -186,8 +215,8 @@ static inline int lzb_transpose_staged(const char *src, Py_ssize_t sb, char *dst
                             _mm_prefetch(next + x, _MM_HINT_T1);
                     memcpy(buf + q * ti * size, row, (size_t)(ti * size));
                 }
-                lzb_scatter_transposed(buf, ti, tj, block + (j - j0) * size, cols * size,
-                                       size, 0);
+                lzb_scatter_transposed(buf, ti * size, ti, tj, block + (j - j0) * size,
+                                       cols * size, size);
             }
             for (r = 0; r < ti; r++)
                 lzb_stream_copy(dst + (i0 + r) * da + j0 * size, block + r * cols * size,
@@ -198,6 +227,65 @@ static inline int lzb_transpose_staged(const char *src, Py_ssize_t sb, char *dst
 #else
     (void)src; (void)sb; (void)dst; (void)da; (void)ni; (void)nj; (void)size; (void)tile;
     (void)stage; (void)cols;
+    return 0;
+#endif
+}
+
+/* How many source rows lzb_transpose_rows reads at a time, along them (16 for bytes, the
+   height of their register block). Zen 4, 64 MiB transposes, one thread, best of 5 x 5
+   interleaved: float32 4096x4096 9.6-9.7 ms with 4 rows (its register block), 7.8-8.0 with
+   8, 8.6 with 12, 10.8 with 16; float64 2896x2896 11.8 (2 rows), 9.4 (4), 7.7 (8), 8.2
+   (16); complex128 2048x2048 12.7 (1), 9.0 (2), 7.2 (4), 6.4-7.8 (8), 8.9 (16); uint8
+   8192x8192 13.6 with 16, 18.0 with 32. Eight sequential streams keep enough lines in
+   flight; one or two leave the reads waiting on memory, and 16 or more are more than the
+   prefetchers follow. */
+#define LZB_TRANSPOSE_STREAMS 8
+
+/* lzb_transpose_rows(src, sb, dst, da, ni, nj, size, stage, rows, cols):
+ *   dst[i * da + j * size] = src[i * size + j * sb] for i < ni, j < nj,
+ * as lzb_transpose_staged, in the source's order: `cols` source rows at a time (cols * size
+ * = 256 bytes, the output's runs), across them `rows` columns at a time. Each piece of
+ * cols x rows items is transposed in registers straight from the source (a few rows at a
+ * time: LZB_TRANSPOSE_STREAMS) into the staging block `stage` (rows x cols items, in L2),
+ * whose rows are then written out with non-temporal stores (lzb_stream_run). The source is
+ * read in order, row after row (a job block holds whole source rows:
+ * _tiles_in_source_order); the output is written once, in 256-byte runs that start on its
+ * cache lines (the caller's condition: a run that starts inside a line writes two partial
+ * lines, and 1448x1448 float32, whose rows start at every offset, took 7.5-7.9 ms instead
+ * of 1.2-1.8 ms).
+ * Why this order. Zen 4, 4096x4096 float32, one thread, a C model of both orders: reading
+ * 256-byte pieces of every source row in turn (lzb_transpose_staged's order) took 7.1-8.2 ms
+ * for the reads alone, whatever the prefetch distance, and pieces of 4-8 kB still 5.9-8.2
+ * ms, against 2.0 ms for whole rows in order; non-temporal runs of 256 bytes write 64 MiB in
+ * 2.6-2.7 ms (2.4 for long runs; 64-byte runs 4.9 ms). Measured in the library:
+ * benchmarks/RESULTS.md, "Transposes in the source's order".
+ * Returns 0 (nothing done) for items other than 1, 2, 4, 8 or 16 bytes or without SSE2. */
+static inline int lzb_transpose_rows(const char *src, Py_ssize_t sb, char *dst,
+                                     Py_ssize_t da, Py_ssize_t ni, Py_ssize_t nj,
+                                     Py_ssize_t size, char *stage, Py_ssize_t rows,
+                                     Py_ssize_t cols) {
+#if defined(LZB_SSE2)
+    Py_ssize_t i0, j0, j, r, ti, tj;
+    Py_ssize_t band = size == 1 ? 16 : LZB_TRANSPOSE_STREAMS;  /* (a multiple of 16 / size) */
+    if (size != 1 && size != 2 && size != 4 && size != 8 && size != 16)
+        return 0;
+    for (j0 = 0; j0 < nj; j0 += cols) {
+        tj = nj - j0 < cols ? nj - j0 : cols;
+        for (i0 = 0; i0 < ni; i0 += rows) {
+            ti = ni - i0 < rows ? ni - i0 : rows;
+            for (j = 0; j < tj; j += band)
+                lzb_scatter_transposed(src + i0 * size + (j0 + j) * sb, sb, ti,
+                                       tj - j < band ? tj - j : band, stage + j * size,
+                                       cols * size, size);
+            for (r = 0; r < ti; r++)
+                lzb_stream_run(dst + (i0 + r) * da + j0 * size, stage + r * cols * size,
+                               (size_t)(tj * size));
+        }
+    }
+    return 1;
+#else
+    (void)src; (void)sb; (void)dst; (void)da; (void)ni; (void)nj; (void)size; (void)stage;
+    (void)rows; (void)cols;
     return 0;
 #endif
 }

@@ -18,6 +18,8 @@ cdef void _tiles(const Plan* p, const char* src, char* dst) noexcept nogil:
         _rows_dispatch(size, p.shape[a], p.sstride[a], p.dstride[a], p.shape[b],
                        p.sstride[b], p.dstride[b], src, dst, False)
         return
+    if p.stream and p.sstride[b] == size and p.dstride[a] == size and _tiles_rows(p, src, dst):
+        return  # (in the source's order: _tiles_in_source_order)
     if (p.stream and p.sstride[a] == size and p.dstride[b] == size
             and _tiles_staged(p, tile, src, dst)):
         return
@@ -35,8 +37,8 @@ cdef void _tiles(const Plan* p, const char* src, char* dst) noexcept nogil:
             # each of many rows in turn, which non-temporal stores handle badly (a large
             # output streams through _tiles_staged instead).
             if p.dstride[b] != size or not lzb_scatter_transposed(
-                    buf, ni, nj, dst + i * p.dstride[a] + j * p.dstride[b], p.dstride[a], size,
-                    False):
+                    buf, ni * size, ni, nj, dst + i * p.dstride[a] + j * p.dstride[b],
+                    p.dstride[a], size):
                 _rows_dispatch(size, ni, size, p.dstride[a], nj, ni * size, p.dstride[b],
                                buf, dst + i * p.dstride[a] + j * p.dstride[b], False)
             j += tile
@@ -69,6 +71,79 @@ cdef bint _tiles_staged(const Plan* p, intp_t tile, const char* src, char* dst) 
     free(stage)
     if done:
         lzb_next_item(&_staged_planes)
+    return done
+
+
+#: Planes (or blocks of one) of them transposed in the source's order (a test hook reads it).
+cdef intp_t _row_order_planes = 0
+
+#: The output's runs in a transpose in the source's order (lzb_transpose_rows), in bytes.
+cdef enum:
+    ROW_ORDER_RUN_BYTES = 256
+
+
+cdef intp_t _tiles_in_source_order(Plan* p, const char** src, char** dst,
+                                   intp_t block_bytes) noexcept:
+    """Before a streamed transpose is cut into blocks (_run_plan): swap its last two axes,
+    so that the blocks (and threads) take whole source rows, which lzb_transpose_rows reads
+    in order, instead of bands of the output, which read a short piece of every source row.
+    Only for rows that start on cache lines (the runs written must too), items of 1 to 16
+    bytes, a staging block set, and a block that holds a run of whole source rows. The source
+    rows up to the output's first line boundary are copied first, on their own, and the
+    blocks hold whole runs, so that every run starts on a line. Returns the bytes per block
+    (``block_bytes``, or a whole number of runs)."""
+    cdef int a = p.ndim - 2, b = p.ndim - 1, d
+    cdef intp_t t, size = p.itemsize, cols = ROW_ORDER_RUN_BYTES // p.itemsize, rows
+    cdef intp_t lead = (64 - (<size_t>dst[0] & 63)) & 63
+    cdef Plan peel
+    if not (p.tiled and p.stream and _transpose_stage_bytes > 0 and size <= 16
+            and size & (size - 1) == 0 and p.sstride[a] == size and p.dstride[b] == size
+            and p.dstride[a] & 63 == 0 and lead % size == 0
+            and p.shape[b] * size >= ROW_ORDER_RUN_BYTES
+            and p.shape[a] * size * cols <= block_bytes):
+        return block_bytes
+    t = p.shape[a]; p.shape[a] = p.shape[b]; p.shape[b] = t
+    t = p.sstride[a]; p.sstride[a] = p.sstride[b]; p.sstride[b] = t
+    t = p.dstride[a]; p.dstride[a] = p.dstride[b]; p.dstride[b] = t
+    p.dblock[b] = 0  # (axes a.. still cover the same block of the destination)
+    if lead:
+        peel = p[0]
+        peel.shape[a] = lead // size
+        plan_run(&peel, src[0], dst[0])
+        src[0] += peel.shape[a] * p.sstride[a]
+        dst[0] += peel.shape[a] * p.dstride[a]
+        p.shape[a] -= peel.shape[a]
+        for d in range(b):
+            p.dblock[d] = 0  # (the rest of a plane is no longer one block)
+    rows = block_bytes // (p.shape[b] * size)  # source rows per block
+    if rows < p.shape[a]:
+        block_bytes = rows // cols * cols * p.shape[b] * size
+    return block_bytes
+
+
+cdef bint _tiles_rows(const Plan* p, const char* src, char* dst) noexcept nogil:
+    """A streamed transpose in the source's order (source rows along the last axis but one:
+    _tiles_in_source_order), through a staging block of about TRANSPOSE_STAGE_BYTES
+    (lzb_transpose_rows). False (nothing done) for other item sizes or a block that cannot
+    be allocated."""
+    cdef int a = p.ndim - 2, b = p.ndim - 1
+    cdef intp_t size = p.itemsize, cols = ROW_ORDER_RUN_BYTES // p.itemsize, rows, block
+    cdef char* stage
+    cdef int done
+    if size > 16 or size & (size - 1):
+        return False
+    block = 16 // size  # (rows: whole register blocks)
+    rows = min(max(block, _transpose_stage_bytes // ROW_ORDER_RUN_BYTES // block * block),
+               p.shape[b])
+    stage = <char*>malloc(rows * cols * size)
+    if stage == NULL:
+        return False
+    done = lzb_transpose_rows(src, p.sstride[a], dst, p.dstride[b], p.shape[b], p.shape[a],
+                              size, stage, rows, cols)
+    free(stage)
+    if done:
+        lzb_next_item(&_staged_planes)
+        lzb_next_item(&_row_order_planes)
     return done
 
 

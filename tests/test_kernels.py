@@ -438,6 +438,72 @@ def test_transposes_count_their_source_against_the_streaming_threshold():
             assert (_kernels._transposes_staged() > staged) == takes, (rows, planes, threads)
 
 
+def _lined(nbytes, offset):
+    """A buffer of ``nbytes`` bytes of 0xA5 that starts ``offset`` bytes past a 64-byte
+    line, with 64 more bytes of 0xA5 after it (to see that nothing is written past it)."""
+    raw = np.full(nbytes + 192, 0xA5, np.uint8)
+    start = (-raw.ctypes.data) % 64 + offset
+    return raw, raw[start:start + nbytes]
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float32, np.float64, np.complex128])
+def test_transposes_in_the_source_order_stay_in_their_rows(dtype):
+    """Streamed transposes whose output rows start on cache lines go in the source's order:
+    the items before the output's first line boundary on their own, then blocks of whole
+    source rows in runs that start on the lines. For several offsets of the output in its
+    line, with tails of every kind (source rows not a whole number of runs or blocks,
+    columns not a whole number of staging rows), on 1 and 2 threads, the values are
+    NumPy's and the bytes between the rows (a column slice of a wider output) and past the
+    output stay as they were. Rows that start at other offsets go in the output's order."""
+    dtype = np.dtype(dtype)
+    size = dtype.itemsize
+    ni = 1003  # source columns: output rows
+    nj = _kernels.stream_threshold() // 2 // (ni * size) + 29  # source rows: output columns
+    source = _data((nj, ni), dtype).T
+    lined_width = (nj * size + 127) // 64 * 64 // size  # rows of whole lines, >= nj + 64 B
+    for width in (lined_width, lined_width + 1):
+        for offset in sorted({0, size, 16, 64 - size}):  # the output's offset in its line
+            nbytes = ni * width * size
+            for threads in (1, 2):
+                raw, lined = _lined(nbytes, 0)
+                parent = lined.view(dtype).reshape(ni, width)
+                out = parent[:, offset // size:offset // size + nj]
+                expected = raw.copy()
+                start = lined.ctypes.data - raw.ctypes.data
+                wanted = expected[start:start + nbytes].view(dtype).reshape(ni, width)
+                wanted[:, offset // size:offset // size + nj] = source
+                in_source_order = _kernels._transposes_in_source_order()
+                lazybcast.broadcast_to(source, (ni, nj)).materialize(out=out, threads=threads)
+                case = (width, offset, threads)
+                assert raw.tobytes() == expected.tobytes(), case
+                took = _kernels._transposes_in_source_order() > in_source_order
+                assert took == (width == lined_width), case
+
+
+@pytest.mark.parametrize("ni, nj", [(700, 1536), (256, 256), (40, 64)])
+def test_repeated_planes_transposed_in_the_source_order(ni, nj):
+    """A transposed plane repeated along a broadcast axis, into rows that start on cache
+    lines but an output that may not (NumPy's arrays start 16 bytes into a line): the planes
+    go in the source's order after the items before the first line. Planes larger than a
+    block are cut into blocks of source rows; smaller ones go several to a block, and small
+    ones (a few kB), which are otherwise written once and copied, are each transposed: the
+    rest of a plane is no longer one block, and copying it as one wrote past the output."""
+    planes = _kernels.stream_threshold() // (4 * ni * nj) + 2
+    source = _data((nj, ni), np.float32).T
+    shape = (planes, ni, nj)
+    for offset in (16, 0):
+        raw, lined = _lined(planes * ni * nj * 4, offset)
+        start = lined.ctypes.data - raw.ctypes.data
+        out = lined.view(np.float32).reshape(shape)
+        for threads in (1, 2):
+            raw[:] = 0xA5
+            in_source_order = _kernels._transposes_in_source_order()
+            lazybcast.broadcast_to(source, shape).materialize(out=out, threads=threads)
+            _assert_same_bytes(out, _expected(source, shape))
+            assert _kernels._transposes_in_source_order() > in_source_order
+            assert (raw[:start] == 0xA5).all() and (raw[start + lined.size:] == 0xA5).all()
+
+
 def test_transpose_stage_hook_rejects_negative_sizes():
     with pytest.raises(ValueError, match="nbytes must be >= 0, got -1"):
         _kernels._transpose_stage(-1)
