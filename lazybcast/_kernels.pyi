@@ -11,6 +11,7 @@ REPLICATE_COPY_BYTES: int  # bytes; replication copies forward from a chunk this
 L1D_BYTES: int  # CPU 0's level-1 data cache (0 if unknown)
 L2_BYTES: int  # CPU 0's level-2 cache (0 if unknown)
 TRANSPOSE_STAGE_BYTES: int  # bytes; a streamed transpose goes through a block this large (L2 / 4)
+ROW_ORDER_SOURCE_BYTES: int  # bytes; a larger source is transposed in its own order (L2)
 CHUNK_BYTES: int  # bytes of work between two Ctrl-C checks, and per thread task
 STREAM_BYTES: int  # outputs at least this large are copied with non-temporal stores
 STREAM_FILL_BYTES: int  # ... and filled (one item, replicated blocks) with them

@@ -244,14 +244,15 @@ cdef int _run_plan(Plan* plan, const char* s, char* t, intp_t nbytes, int nthrea
     cdef Job job
     cdef intp_t block_bytes
     _last_nthreads = nthreads
-    cdef intp_t reach = nbytes + _source_bytes(plan) if plan.tiled else nbytes
+    cdef intp_t source_bytes = _source_bytes(plan) if plan.tiled else 0
+    cdef intp_t reach = nbytes + source_bytes
     if reach >= _stream_low and not _stream_calibrated:
         _calibrate_stream()
     plan.stream = reach >= _stream_bytes
     plan.stream_fill = nbytes >= _stream_fill_bytes
     block_bytes = _block_bytes(nbytes, nthreads)
     if plan.tiled:
-        block_bytes = _tiles_in_source_order(plan, &s, &t, block_bytes)
+        block_bytes = _tiles_in_source_order(plan, &s, &t, block_bytes, source_bytes)
     if nbytes <= _chunk_bytes and nthreads == 1:
         if plan.has_objects:
             plan_run_objects(plan, s, t)

@@ -116,6 +116,14 @@ REPLICATE_COPY_BYTES = min(64 << 10, max(4 << 10, (L1D_BYTES or 32 << 10) // 4))
 #: in the source's order (lzb_transpose_rows, whose block is rows x 256 bytes).
 TRANSPOSE_STAGE_BYTES = min(512 << 10, max(32 << 10, (L2_BYTES or 256 << 10) // 4))
 
+#: A transpose reads its source in the source's order (_tiles_in_source_order) only if the
+#: source is larger than this, the L2 cache: one in L2 is read in any order at the same cost,
+#: and the order of the output's bands then writes better. Zen 4 (L2 1 MiB), a 256x256
+#: float32 plane repeated to 48 MiB, one / two threads: 5.2-5.3 / 2.7 ms in the output's
+#: order, 7.8 / 5.0-5.3 ms in the source's (benchmarks/RESULTS.md, "Transposes in the
+#: source's order").
+ROW_ORDER_SOURCE_BYTES = L2_BYTES or (512 << 10)
+
 #: Candidate streaming thresholds (bytes). LOW is glibc's non-temporal threshold: 3/4 of the
 #: shared cache's share per CPU sharing it (12 MiB for 32 MiB shared by 2). MID is 3/4 of the
 #: whole shared cache (one writer keeps it all). HIGH is 1.5x the shared cache, for machines
@@ -178,6 +186,7 @@ HELPER_SPIN_US = min(HELPER_SPIN_US, 10 ** 9)
 cdef intp_t _replicate_chunk = REPLICATE_CHUNK
 cdef intp_t _replicate_copy = REPLICATE_COPY_BYTES
 cdef intp_t _transpose_stage_bytes = TRANSPOSE_STAGE_BYTES
+cdef intp_t _row_order_source = ROW_ORDER_SOURCE_BYTES
 cdef intp_t _chunk_bytes = CHUNK_BYTES
 cdef intp_t _thread_block_min = THREAD_BLOCK_MIN_BYTES
 cdef intp_t _stream_bytes = STREAM_BYTES

@@ -248,7 +248,8 @@ static inline int lzb_transpose_staged(const char *src, Py_ssize_t sb, char *dst
  * cols x rows items is transposed in registers straight from the source (a few rows at a
  * time: LZB_TRANSPOSE_STREAMS) into the staging block `stage` (rows x cols items, in L2),
  * whose rows are then written out with non-temporal stores (lzb_stream_run). The source is
- * read in order, row after row (a job block holds whole source rows:
+ * read in order: 8 rows at a time (LZB_TRANSPOSE_STREAMS; 16 for bytes), along them `rows`
+ * items at a time, then the next 8 (a job block holds whole source rows:
  * _tiles_in_source_order); the output is written once, in 256-byte runs that start on its
  * cache lines (the caller's condition: a run that starts inside a line writes two partial
  * lines, and 1448x1448 float32, whose rows start at every offset, took 7.5-7.9 ms instead

@@ -35,7 +35,7 @@ cdef void _tiles(const Plan* p, const char* src, char* dst) noexcept nogil:
             # dst[i + ii, j + jj] <- buf[jj, ii]: runs along axis b, short destination stride
             # Ordinary stores even for a large output: a tile writes a few 16-byte pieces to
             # each of many rows in turn, which non-temporal stores handle badly (a large
-            # output streams through _tiles_staged instead).
+            # output streams through _tiles_rows or _tiles_staged instead).
             if p.dstride[b] != size or not lzb_scatter_transposed(
                     buf, ni * size, ni, nj, dst + i * p.dstride[a] + j * p.dstride[b],
                     p.dstride[a], size):
@@ -82,30 +82,38 @@ cdef enum:
     ROW_ORDER_RUN_BYTES = 256
 
 
-cdef intp_t _tiles_in_source_order(Plan* p, const char** src, char** dst,
-                                   intp_t block_bytes) noexcept:
+cdef intp_t _tiles_in_source_order(Plan* p, const char** src, char** dst, intp_t block_bytes,
+                                   intp_t source_bytes) noexcept:
     """Before a streamed transpose is cut into blocks (_run_plan): swap its last two axes,
     so that the blocks (and threads) take whole source rows, which lzb_transpose_rows reads
     in order, instead of bands of the output, which read a short piece of every source row.
     Only for rows that start on cache lines (the runs written must too), items of 1 to 16
-    bytes, a staging block set, and a block that holds a run of whole source rows. The source
-    rows up to the output's first line boundary are copied first, on their own, and the
-    blocks hold whole runs, so that every run starts on a line. Returns the bytes per block
-    (``block_bytes``, or a whole number of runs)."""
+    bytes, a staging block set, vector code compiled in (SSE2), a block that holds a run of
+    whole source rows, a source (``source_bytes`` read) larger than ROW_ORDER_SOURCE_BYTES
+    (L2), and no small repeated plane (written once and copied by _run: each would be
+    transposed again). The source rows up to the output's first line boundary are
+    copied first, on their own, and the blocks hold whole runs, so that the runs start on
+    lines (in the first plane, and in every plane whose stride is a multiple of 64 bytes).
+    Returns the bytes per block (``block_bytes``, or a whole number of runs)."""
     cdef int a = p.ndim - 2, b = p.ndim - 1, d
     cdef intp_t t, size = p.itemsize, cols = ROW_ORDER_RUN_BYTES // p.itemsize, rows
     cdef intp_t lead = (64 - (<size_t>dst[0] & 63)) & 63
     cdef Plan peel
-    if not (p.tiled and p.stream and _transpose_stage_bytes > 0 and size <= 16
-            and size & (size - 1) == 0 and p.sstride[a] == size and p.dstride[b] == size
+    if not (p.tiled and p.stream and _transpose_stage_bytes > 0 and lzb_cpu_in_use() & 4
+            and source_bytes > _row_order_source and size <= 16 and size & (size - 1) == 0
+            and p.sstride[a] == size and p.dstride[b] == size
             and p.dstride[a] & 63 == 0 and lead % size == 0
             and p.shape[b] * size >= ROW_ORDER_RUN_BYTES
             and p.shape[a] * size * cols <= block_bytes):
         return block_bytes
+    for d in range(a):
+        if p.sstride[d] == 0 and p.dblock[d] > 0 and p.dstride[d] < _replicate_chunk:
+            return block_bytes
     t = p.shape[a]; p.shape[a] = p.shape[b]; p.shape[b] = t
     t = p.sstride[a]; p.sstride[a] = p.sstride[b]; p.sstride[b] = t
     t = p.dstride[a]; p.dstride[a] = p.dstride[b]; p.dstride[b] = t
-    p.dblock[b] = 0  # (axes a.. still cover the same block of the destination)
+    for d in range(p.ndim):
+        p.dblock[d] = 0  # (no axis is a block _run copies whole any more)
     if lead:
         peel = p[0]
         peel.shape[a] = lead // size
@@ -113,8 +121,6 @@ cdef intp_t _tiles_in_source_order(Plan* p, const char** src, char** dst,
         src[0] += peel.shape[a] * p.sstride[a]
         dst[0] += peel.shape[a] * p.dstride[a]
         p.shape[a] -= peel.shape[a]
-        for d in range(b):
-            p.dblock[d] = 0  # (the rest of a plane is no longer one block)
     rows = block_bytes // (p.shape[b] * size)  # source rows per block
     if rows < p.shape[a]:
         block_bytes = rows // cols * cols * p.shape[b] * size

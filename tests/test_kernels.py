@@ -447,14 +447,15 @@ def _lined(nbytes, offset):
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float32, np.float64, np.complex128])
-def test_transposes_in_the_source_order_stay_in_their_rows(dtype):
+def test_transposes_in_the_source_order_stay_in_their_rows(dtype, simd):
     """Streamed transposes whose output rows start on cache lines go in the source's order:
     the items before the output's first line boundary on their own, then blocks of whole
     source rows in runs that start on the lines. For several offsets of the output in its
     line, with tails of every kind (source rows not a whole number of runs or blocks,
     columns not a whole number of staging rows), on 1 and 2 threads, the values are
     NumPy's and the bytes between the rows (a column slice of a wider output) and past the
-    output stay as they were. Rows that start at other offsets go in the output's order."""
+    output stay as they were. Rows that start at other offsets go in the output's order.
+    (With and without AVX2: the short runs go out with 32- or 16-byte stores.)"""
     dtype = np.dtype(dtype)
     size = dtype.itemsize
     ni = 1003  # source columns: output rows
@@ -476,32 +477,53 @@ def test_transposes_in_the_source_order_stay_in_their_rows(dtype):
                 lazybcast.broadcast_to(source, (ni, nj)).materialize(out=out, threads=threads)
                 case = (width, offset, threads)
                 assert raw.tobytes() == expected.tobytes(), case
-                took = _kernels._transposes_in_source_order() > in_source_order
-                assert took == (width == lined_width), case
+                assert _kernels._last_threads() == threads, case
+                # the blocks of the copy (2 or more), and the rows before the first line
+                blocks = _kernels._transposes_in_source_order() - in_source_order
+                assert (blocks >= 2) if width == lined_width else (blocks == 0), case
 
 
-@pytest.mark.parametrize("ni, nj", [(700, 1536), (256, 256), (40, 64)])
-def test_repeated_planes_transposed_in_the_source_order(ni, nj):
-    """A transposed plane repeated along a broadcast axis, into rows that start on cache
-    lines but an output that may not (NumPy's arrays start 16 bytes into a line): the planes
-    go in the source's order after the items before the first line. Planes larger than a
-    block are cut into blocks of source rows; smaller ones go several to a block, and small
-    ones (a few kB), which are otherwise written once and copied, are each transposed: the
-    rest of a plane is no longer one block, and copying it as one wrote past the output."""
+@pytest.mark.parametrize("ni, nj, repeated", [
+    (700, 1536, True),  # planes larger than a block: blocks of source rows
+    (256, 256, True),  # a plane that stays in L2: the output's order
+    (40, 64, True),  # small planes, written once and copied: the output's order
+    (40, 64, False),  # distinct planes, each 16 bytes further into a line
+])
+def test_planes_transposed_in_the_source_order(ni, nj, repeated, simd):
+    """Transposed planes, one plane repeated along a broadcast axis or one plane per source
+    plane, into rows that start on cache lines, with or without the output starting on one
+    (NumPy's arrays start 16 bytes into a line). The source's order is for sources larger
+    than L2 (ROW_ORDER_SOURCE_BYTES); small repeated planes (a few kB) are written once and
+    copied, in the output's order, since the source's order would transpose each of them
+    again. With distinct planes whose stride is not a multiple of 64 bytes, the planes after
+    the first start inside a line (the short runs' unaligned heads and tails). Values are
+    NumPy's; nothing before or after the output, or between its planes, is written."""
     planes = _kernels.stream_threshold() // (4 * ni * nj) + 2
-    source = _data((nj, ni), np.float32).T
+    source_bytes = ni * nj * 4 * (1 if repeated else planes)
+    small = repeated and ni * nj * 4 < _kernels.REPLICATE_CHUNK
+    takes = not small and source_bytes > _kernels.ROW_ORDER_SOURCE_BYTES
     shape = (planes, ni, nj)
+    if repeated:
+        source = _data((nj, ni), np.float32).T[None]
+    else:
+        source = _data((planes, nj, ni), np.float32).transpose(0, 2, 1)
+    plane = ni * nj * 4 + (0 if repeated else 16)  # bytes from one plane to the next
     for offset in (16, 0):
-        raw, lined = _lined(planes * ni * nj * 4, offset)
+        raw, lined = _lined(planes * plane, offset)
         start = lined.ctypes.data - raw.ctypes.data
-        out = lined.view(np.float32).reshape(shape)
+        out = np.lib.stride_tricks.as_strided(lined.view(np.float32), shape,
+                                              (plane, nj * 4, 4))
         for threads in (1, 2):
             raw[:] = 0xA5
             in_source_order = _kernels._transposes_in_source_order()
             lazybcast.broadcast_to(source, shape).materialize(out=out, threads=threads)
             _assert_same_bytes(out, _expected(source, shape))
-            assert _kernels._transposes_in_source_order() > in_source_order
+            blocks = _kernels._transposes_in_source_order() - in_source_order
+            assert (blocks >= 2) if takes else (blocks == 0), (offset, threads, blocks)
             assert (raw[:start] == 0xA5).all() and (raw[start + lined.size:] == 0xA5).all()
+            if not repeated:  # the padding between planes
+                gaps = lined[:(planes - 1) * plane].reshape(planes - 1, plane)[:, -16:]
+                assert (gaps == 0xA5).all()
 
 
 def test_transpose_stage_hook_rejects_negative_sizes():
