@@ -97,6 +97,8 @@ cdef extern from "_kernels_simd.h":
     ctypedef struct lzb_bytes16:
         pass
     void lzb_copy(char* dst, const char* src, size_t n) noexcept nogil
+    size_t lzb_forward_distance(size_t period) noexcept nogil
+    void lzb_copy_forward(char* dst, size_t done, size_t total, size_t dist) noexcept nogil
     void lzb_stream_copy(char* dst, const char* src, size_t n) noexcept nogil
     void lzb_stream_fill(char* dst, int byte, size_t n) noexcept nogil
     void lzb_stream_fence() noexcept nogil

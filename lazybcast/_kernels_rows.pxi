@@ -183,13 +183,19 @@ cdef inline void _replicate(char* dst, intp_t block, intp_t n, bint stream) noex
     if stream:
         _replicate_streamed(dst, block, filled * block, n * block)
     else:
-        _copy_forward(dst, filled * block, n * block)
+        _copy_forward(dst, filled * block, n * block, block)
 
 
-cdef inline void _copy_forward(char* dst, intp_t done, intp_t total) noexcept nogil:
-    """``dst[done:total]`` from the pattern in ``dst[0:done]`` (its period divides
-    ``done``), by copies of its first ``done`` bytes."""
+cdef inline void _copy_forward(char* dst, intp_t done, intp_t total,
+                               intp_t period) noexcept nogil:
+    """``dst[done:total]`` from the pattern in ``dst[0:done]`` (its ``period`` divides
+    ``done``): from a few hundred bytes back where the period allows (lzb_copy_forward, as
+    fast as memset), else by copies of its first ``done`` bytes."""
     cdef intp_t chunk = done, c
+    cdef intp_t dist = <intp_t>lzb_forward_distance(period)
+    if 0 < dist <= done:
+        lzb_copy_forward(dst, done, total, dist)
+        return
     while done < total:
         c = chunk if chunk <= total - done else total - done
         lzb_copy(dst + done, dst, c)
@@ -211,7 +217,7 @@ cdef inline void _replicate_streamed(char* dst, intp_t block, intp_t done,
     # unreachable from _replicate, which streams only once done >= max(REPLICATE_COPY_BYTES,
     # 2 * block): a cheap guard.)
     if span < 64 or x >= total:
-        _copy_forward(dst, done, total)
+        _copy_forward(dst, done, total, block)
         return
     lzb_copy(dst + done, dst, x - done)  # done is a multiple of block: phase 0
     end = x + ((total - x) // 64) * 64

@@ -10,6 +10,7 @@
  *
  * Contents:
  *   lzb_copy: memcpy, avoiding glibc's slow case on AMD (see there);
+ *   lzb_forward_distance, lzb_copy_forward: a periodic pattern copied forward;
  *   lzb_stream_copy, lzb_stream_fill, lzb_stream_pattern, lzb_stream_fence: non-temporal
  *   copy, fill with a byte and fill with an item;
  *   lzb_repeat64, lzb_splat128: one item repeated over a word or a vector;
@@ -148,6 +149,63 @@ static inline void lzb_copy(char *dst, const char *src, size_t n) {
 #endif
     memcpy(dst, src, n);
 }
+
+/* ---- A periodic pattern copied forward, from a short distance ---------------------------
+ * dst[done:total] from the pattern in dst[0:done] (its period divides done), by 32-byte
+ * aligned stores of what lies `dist` bytes back: a distance that is a multiple of both the
+ * period and 32 bytes, at least LZB_FORWARD_MIN. The loaded lines were written a few hundred
+ * bytes earlier and are still in L1, and loads and stores share their alignment. Measured
+ * (C model, 2 MiB output starting 16 bytes into a line, so in L3; best of 300; Zen 4):
+ * distance 512 or 576 bytes 20.7-21.3 us, as fast as memset (20.8-21.1); 256 bytes 22.4-22.7;
+ * 1-6 kB 21-33 us (unsteady); 8 kB (memcpy from the doubled region, what _replicate did)
+ * 29-32 us; 64 kB 41 us. Distances that are not a multiple of 32 bytes are slow (264 bytes
+ * 60 us, 516 or 528 bytes 34 us): the loads then straddle lines still being written.
+ * lzb_forward_distance gives the distance for a period, 0 when this path does not apply
+ * (no AVX2, or a distance above LZB_FORWARD_MAX, whose loads no longer measured better). */
+#define LZB_FORWARD_MIN 512
+#define LZB_FORWARD_MAX 1024
+
+static inline size_t lzb_forward_distance(size_t period) {
+#if defined(LZB_X86_DISPATCH)
+    size_t g = period, b = 32, t, l;
+    if (period == 0 || !lzb_has_avx2())
+        return 0;
+    while (b) { t = g % b; g = b; b = t; }
+    l = period / g * 32;  /* lcm(period, 32) */
+    l *= (LZB_FORWARD_MIN + l - 1) / l;
+    return l <= LZB_FORWARD_MAX ? l : 0;
+#else
+    (void)period;
+    return 0;
+#endif
+}
+
+#if defined(LZB_X86_DISPATCH)
+/* The copy: dist from lzb_forward_distance (a multiple of 32, at least 512), done >= dist. */
+__attribute__((target("avx2")))
+static void lzb_copy_forward(char *dst, size_t done, size_t total, size_t dist) {
+    size_t x = done + ((0 - (size_t)(dst + done)) & 31);
+    if (x > total)
+        x = total;
+    memcpy(dst + done, dst + done - dist, x - done);  /* < 32 bytes: no overlap */
+    for (; x + 128 <= total; x += 128) {
+        const char *s = dst + x - dist;
+        __m256i a = _mm256_loadu_si256((const __m256i *)s);
+        __m256i b = _mm256_loadu_si256((const __m256i *)(s + 32));
+        __m256i c = _mm256_loadu_si256((const __m256i *)(s + 64));
+        __m256i d = _mm256_loadu_si256((const __m256i *)(s + 96));
+        _mm256_store_si256((__m256i *)(dst + x), a);
+        _mm256_store_si256((__m256i *)(dst + x + 32), b);
+        _mm256_store_si256((__m256i *)(dst + x + 64), c);
+        _mm256_store_si256((__m256i *)(dst + x + 96), d);
+    }
+    memcpy(dst + x, dst + x - dist, total - x);  /* < 128 bytes: no overlap */
+}
+#else
+static inline void lzb_copy_forward(char *dst, size_t done, size_t total, size_t dist) {
+    (void)dst; (void)done; (void)total; (void)dist;  /* (never called: distance 0) */
+}
+#endif
 
 /* Copy n bytes; on x86-64 the bulk goes out with non-temporal stores, which skip the
    read-for-ownership of every destination line (the buffers must not overlap). */

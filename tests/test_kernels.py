@@ -125,6 +125,30 @@ def test_replication_around_its_chunk_size(delta, count):
                            _expected(rows, (3, rows.shape[0], count)))
 
 
+@pytest.mark.parametrize("block", [3, 12, 16, 24, 32, 33, 64, 96, 100, 512, 513, 1024, 1056])
+def test_patterns_copied_forward_from_a_short_distance(block, simd):
+    """Below the streaming threshold a short block repeated over the output is copied
+    forward from a few hundred bytes back, a multiple of the block and of 32 bytes (with
+    AVX2; blocks whose distance would pass 1 kB, and SSE2 alone, copy from the start): for
+    any block size, any offset of ``out`` in its cache line, outputs that end just past the
+    doubled region, inside the first 32-byte store or the 128-byte loop, one and two threads.
+    Nothing is written outside ``out``."""
+    done = -(-_kernels.REPLICATE_COPY_BYTES // block) * block  # what doubling leaves
+    for extra in (1, 31, 32 + 127, 4096 + 77, 200_000):
+        n = (done + extra) // block + 1
+        source = _data((1, block), np.uint8)
+        want = _expected(source, (n, block)).tobytes()
+        for offset in (0, 1, 16, 31, 61):
+            raw, lined = _lined(n * block, offset)
+            out = lined.reshape(n, block)
+            for threads in (1, 2):
+                lazybcast.broadcast_to(source, (n, block)).materialize(out=out, threads=threads)
+                assert out.tobytes() == want, (extra, offset, threads)
+                start = lined.ctypes.data - raw.ctypes.data
+                assert (raw[:start] == 0xA5).all() and (raw[start + n * block:] == 0xA5).all()
+                lined[...] = 0xA5
+
+
 @pytest.mark.parametrize("distance", [1, 7, 8, 16, 33, 63, 64, 4095])
 @pytest.mark.parametrize("nbytes", [2047, 2048, 2049, 4096 + 77, 32768])
 def test_runs_just_past_a_4096_multiple_of_their_source(distance, nbytes, simd):
