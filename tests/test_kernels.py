@@ -130,12 +130,15 @@ def test_patterns_copied_forward_from_a_short_distance(block, simd):
     """Below the streaming threshold a short block repeated over the output is copied
     forward from a few hundred bytes back, a multiple of the block and of 32 bytes (with
     AVX2; blocks whose distance would pass 1 kB, and SSE2 alone, copy from the start): for
-    any block size, any offset of ``out`` in its cache line, outputs that end just past the
-    doubled region, inside the first 32-byte store or the 128-byte loop, one and two threads.
-    Nothing is written outside ``out``."""
-    done = -(-_kernels.REPLICATE_COPY_BYTES // block) * block  # what doubling leaves
-    for extra in (1, 31, 32 + 127, 4096 + 77, 200_000):
-        n = (done + extra) // block + 1
+    any block size, any offset of ``out`` in its cache line, outputs that end one to a few
+    blocks past the doubled region (inside the first 32-byte store, for blocks under 32
+    bytes, or the 128-byte loop) or far past it, one and two threads. Nothing is written
+    outside ``out``."""
+    doubled = 1  # blocks written once doubling reaches REPLICATE_COPY_BYTES (_replicate)
+    while doubled * block < _kernels.REPLICATE_COPY_BYTES:
+        doubled *= 2
+    for more in (1, 2, 3, 5, 4096 // block + 1, 200_000 // block + 7):
+        n = doubled + more  # copied forward: more * block bytes past the doubled region
         source = _data((1, block), np.uint8)
         want = _expected(source, (n, block)).tobytes()
         for offset in (0, 1, 16, 31, 61):
@@ -143,7 +146,7 @@ def test_patterns_copied_forward_from_a_short_distance(block, simd):
             out = lined.reshape(n, block)
             for threads in (1, 2):
                 lazybcast.broadcast_to(source, (n, block)).materialize(out=out, threads=threads)
-                assert out.tobytes() == want, (extra, offset, threads)
+                assert out.tobytes() == want, (more, offset, threads)
                 start = lined.ctypes.data - raw.ctypes.data
                 assert (raw[:start] == 0xA5).all() and (raw[start + n * block:] == 0xA5).all()
                 lined[...] = 0xA5
