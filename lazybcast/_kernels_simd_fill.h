@@ -69,9 +69,11 @@ static void lzb_fill_rows_avx2(char *dst, Py_ssize_t dstep, const char *src, Py_
 #endif
 
 #if defined(LZB_X86_DISPATCH)
-/* A 4- or 8-byte item repeated over a 32-byte vector (one broadcast load). */
+/* A 4-, 8- or 16-byte item repeated over a 32-byte vector (one broadcast load). */
 __attribute__((target("avx2")))
 LZB_INLINE __m256i lzb_broadcast_item(const char *p, Py_ssize_t size) {
+    if (size == 16)
+        return _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)p));
     return size == 4 ? _mm256_castps_si256(_mm256_broadcast_ss((const float *)p))
                      : _mm256_castpd_si256(_mm256_broadcast_sd((const double *)p));
 }
@@ -116,27 +118,31 @@ LZB_INLINE void lzb_repeat_rows_sized(char *dst, const char *src, Py_ssize_t n,
     }
 
 /* Packed rows of whole 32-byte vectors (row i at dst + i * len, len = 64, 96 or 128,
-   of the 4- or 8-byte item at src + i * size), the output 0 or 16 bytes into a 32-byte unit:
+   of the 4-, 8- or 16-byte item at src + i * size), the output 0 or 16 bytes into a 32-byte
+   unit:
    one broadcast load per row and 32-byte aligned stores; 16 bytes in, the store across two
    rows blends the high half of the next row's vector in. No shuffles: the permutes of
    lzb_repeat_packed_avx2 (one per store) were the limit there. C model, 2 MiB of 64-byte
    rows of float32 (L3), Zen 4, memset 20.8 us: 22.3-22.7 us here at either offset;
    permutes 22.7 us aligned, 28.5 us 16 bytes in. In the library (32768 rows, 16 bytes in):
    64-byte rows of float32 31 -> 23.4 us, 96-byte 44 -> 33.7, 128-byte 57.5 -> 44.2, 64-byte
-   rows of float64 32 -> 24.7; 32-byte rows lost (16 -> 18.6 us: a load per store) and keep
-   the permutes. Returns the rows written (all, or 0). */
+   rows of float64 32 -> 24.7; complex128 (per-row 16-byte stores before) 4 items a row
+   36.5 -> 27.4 us, 6 items 90 -> 37.8, 8 items 99 -> 48.4; 32-byte rows lost (16 -> 18.6
+   us: a load per store) and keep the permutes. Returns the rows written (all, or 0). */
 __attribute__((target("avx2")))
 static Py_ssize_t lzb_repeat_rows_avx2(char *dst, const char *src, Py_ssize_t n,
                                        Py_ssize_t size, Py_ssize_t len) {
     Py_ssize_t vecs = len / 32;
     size_t phase = (size_t)dst & 31;
-    if ((size != 4 && size != 8) || len % 32 != 0 || vecs < 2 || vecs > 4 || n < 1
-            || (phase != 0 && phase != 16))
+    if ((size != 4 && size != 8 && size != 16) || len % 32 != 0 || vecs < 2 || vecs > 4
+            || n < 1 || (phase != 0 && phase != 16))
         return 0;
     if (size == 4 && phase == 0) { LZB_REPEAT_ROWS(4, 0) }
     else if (size == 4) { LZB_REPEAT_ROWS(4, 16) }
-    else if (phase == 0) { LZB_REPEAT_ROWS(8, 0) }
-    else { LZB_REPEAT_ROWS(8, 16) }
+    else if (size == 8 && phase == 0) { LZB_REPEAT_ROWS(8, 0) }
+    else if (size == 8) { LZB_REPEAT_ROWS(8, 16) }
+    else if (phase == 0) { LZB_REPEAT_ROWS(16, 0) }
+    else { LZB_REPEAT_ROWS(16, 16) }
     return n;
 }
 #undef LZB_REPEAT_ROWS
@@ -301,16 +307,17 @@ static inline int lzb_fill_rows(char *dst, Py_ssize_t dstep, const char *src, Py
        rows of up to 24 bytes of 1-byte items (1 byte: 0.03 against 0.23; 16 bytes: 0.25
        against 0.38), 48 bytes of 2-byte items and 20 bytes of 4-byte items; per-row stores
        win above that (63 bytes: 0.95 against 0.65) and for 8-byte items. Packed rows of
-       4- and 8-byte items up to 128 bytes go first through AVX2: rows of 64, 96 or 128
-       bytes 0 or 16 bytes into a 32-byte unit as broadcasts (lzb_repeat_rows_avx2), the
-       others through word permutes (Zen 3, (N, 1) -> (N, k), 0.3-4.8 MB, interleaved best
-       of 300 against the paths below: 1.03x-1.77x faster, k = 2 to 24). */
-    if ((size == 4 || size == 8) && len <= 128 && dstep == len && sstep == size
-            && n * len >= 4096 && lzb_has_avx2()) {
+       4-, 8- and 16-byte items up to 128 bytes go first through AVX2: rows of 64, 96 or
+       128 bytes 0 or 16 bytes into a 32-byte unit as broadcasts (lzb_repeat_rows_avx2),
+       the others of 4 and 8 bytes through word permutes (Zen 3, (N, 1) -> (N, k), 0.3-4.8
+       MB, interleaved best of 300 against the paths below: 1.03x-1.77x faster, k = 2 to
+       24). */
+    if ((size == 4 || size == 8 || size == 16) && len <= 128 && dstep == len
+            && sstep == size && n * len >= 4096 && lzb_has_avx2()) {
         Py_ssize_t done;
         if (lzb_repeat_rows_avx2(dst, src, n, size, len) == n)
             return 1;
-        done = lzb_repeat_packed_avx2(dst, src, n, size, len);
+        done = lzb_repeat_packed_avx2(dst, src, n, size, len);  /* (0 for 16-byte items) */
         dst += done * dstep;
         src += done * sstep;
         n -= done;

@@ -607,14 +607,14 @@ def test_repeated_item_rows_stay_inside_their_rows(dtype, simd):
             _assert_same_bytes(flat[[0, -1]], before[[0, -1]])
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128])
 def test_packed_rows_of_whole_vectors_at_every_line_offset(dtype, simd):
-    """Packed (N, 1) -> (N, k) rows of 64, 96 or 128 bytes of a 4- or 8-byte item are one
-    broadcast and aligned 32-byte stores per row when the output starts 0 or 16 bytes into
-    a 32-byte unit (16 bytes in, a store spans two rows); other offsets and row lengths take
-    the permutes. Every row length from 1 to 40 items, row counts down to the fewest the
-    kernel takes, offsets 0, 8, 16, 48 and the item size, one and two threads: NumPy's
-    values, and the bytes around the output untouched."""
+    """Packed (N, 1) -> (N, k) rows of 64, 96 or 128 bytes of a 4-, 8- or 16-byte item are
+    one broadcast and aligned 32-byte stores per row when the output starts 0 or 16 bytes
+    into a 32-byte unit (16 bytes in, a store spans two rows); other offsets and row lengths
+    take the permutes or per-row stores. Every row length from 1 to 40 items, row counts
+    down to the fewest the kernel takes, offsets 0, 8, 16, 48 and the item size, one and two
+    threads: NumPy's values, and the bytes around the output untouched."""
     dtype = np.dtype(dtype)
     size = dtype.itemsize
     for k in range(1, 41):
