@@ -99,6 +99,8 @@ cdef extern from "_kernels_simd.h":
     void lzb_copy(char* dst, const char* src, size_t n) noexcept nogil
     size_t lzb_forward_distance(size_t period) noexcept nogil
     void lzb_copy_forward(char* dst, size_t done, size_t total, size_t dist) noexcept nogil
+    int lzb_copy_down(char* dst, intp_t dstep, const char* src, intp_t n, size_t len,
+                      size_t chunk) noexcept nogil
     void lzb_stream_copy(char* dst, const char* src, size_t n) noexcept nogil
     void lzb_stream_fill(char* dst, int byte, size_t n) noexcept nogil
     void lzb_stream_fence() noexcept nogil

@@ -125,6 +125,31 @@ def test_replication_around_its_chunk_size(delta, count):
                            _expected(rows, (3, rows.shape[0], count)))
 
 
+@pytest.mark.parametrize("nbytes", [4095, 4096, 4097, 8192 + 5, 20_000, 65_536 + 31])
+def test_one_row_copied_down_a_column(nbytes, simd):
+    """A row of 4 kB or more broadcast over a few rows, (L,) -> (n, L), below the streaming
+    threshold, is copied a chunk at a time into every row (AVX2; row by row otherwise):
+    rows packed, padded (a slice of a wider parent) or in reverse order, at several offsets
+    of the output in its line, one and two threads. NumPy's values; nothing outside the
+    rows is written (the padding between them, the bytes around the output)."""
+    source = _data((nbytes,), np.uint8)
+    for n in (2, 3, 17):
+        want = np.broadcast_to(source, (n, nbytes))
+        for pad, reverse in ((0, False), (37, False), (64, True)):
+            for offset in (0, 16, 33):
+                raw, lined = _lined(n * (nbytes + pad), offset)
+                parent = lined.reshape(n, nbytes + pad)
+                out = parent[::-1, :nbytes] if reverse else parent[:, :nbytes]
+                expected = raw.copy()
+                start = lined.ctypes.data - raw.ctypes.data
+                expected[start:start + lined.size].reshape(n, nbytes + pad)[:, :nbytes] = want
+                for threads in (1, 2):
+                    lazybcast.broadcast_to(source, (n, nbytes)).materialize(out=out,
+                                                                            threads=threads)
+                    assert raw.tobytes() == expected.tobytes(), (n, pad, reverse, offset)
+                    lined[...] = 0xA5
+
+
 @pytest.mark.parametrize("block", [3, 12, 16, 24, 32, 33, 64, 96, 100, 512, 513, 1024, 1056])
 def test_patterns_copied_forward_from_a_short_distance(block, simd):
     """Below the streaming threshold a short block repeated over the output is copied
