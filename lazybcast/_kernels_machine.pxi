@@ -14,6 +14,13 @@ import os as _os
 REPLICATE_CHUNK = 64 * 1024
 #: An innermost broadcast run shorter than this many bytes is a store loop, not replication.
 cdef intp_t REPLICATE_MIN = 16384
+#: A source row of at least this many bytes broadcast over the rows of an output that is not
+#: streamed is copied into each row a chunk at a time (lzb_copy_down: loads from L1, aligned
+#: stores) instead of written once and replicated (8 kB chunks copied back from the output).
+#: Zen 4, one thread, 2 MiB outputs, memset 21.3-22.6 us: rows of 1024 bytes 30.0 -> 23.4-23.9
+#: us, 1536 28.6 -> 25.6-26.1, 2000 29.9 -> 25.0-25.9, 2400 28.3 -> 23.9-24.2, 2048 29.1 ->
+#: 28.8-29.6 (benchmarks/RESULTS.md, "Replication and packed rows at the memset limit").
+cdef intp_t COPY_DOWN_MIN = 1024
 #: Work between two looks at Ctrl-C and the unit of work given to one thread.
 CHUNK_BYTES = 4 * 1024 * 1024
 

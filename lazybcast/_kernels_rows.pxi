@@ -65,8 +65,9 @@ cdef inline void _rows(item_t* tag, intp_t n0, intp_t s0, intp_t d0,
             _fill_rows(tag, n0, s0, d0, n1, src, dst)
     elif s1 == size and d1 == size:
         # One row copied down a column, a chunk at a time from L1 (lzb_copy_down), where
-        # memcpy would read the whole row back for every copy: rows from 4 kB, in the cache.
-        if (s0 == 0 and n0 > 1 and not stream and n1 * size >= 4096
+        # memcpy would read the whole row back for every copy: rows of COPY_DOWN_MIN bytes
+        # or more, in the cache.
+        if (s0 == 0 and n0 > 1 and not stream and n1 * size >= COPY_DOWN_MIN
                 and lzb_copy_down(dst, d0, src, n0, n1 * size, _replicate_copy)):
             return
         for i in range(n0):

@@ -41,11 +41,14 @@ cdef void _run(const Plan* p, int d, const char* src, char* dst) noexcept nogil:
                 _replicate(dst, p.itemsize, n, p.stream_fill)
                 return
         elif p.dstride[d] < _replicate_chunk and not (
-                p.dstride[d] >= 4096 and d + 1 == last and p.sstride[last] == p.itemsize
+                (p.dstride[d] >= 4096 or (not p.stream
+                                          and p.shape[last] * p.itemsize >= COPY_DOWN_MIN))
+                and d + 1 == last and p.sstride[last] == p.itemsize
                 and p.dstride[last] == p.itemsize):
             # Small blocks: write one, then copy it (from cache) into the others. A large
             # block, or a block that is one long memcpy anyway, is cheaper to write again
-            # from its (smaller, cache-resident) source.
+            # from its (smaller, cache-resident) source; a row of COPY_DOWN_MIN or more, in
+            # the cache, too (_rows: lzb_copy_down).
             _run(p, d + 1, src, dst)
             _replicate(dst, p.dstride[d], n, p.stream_fill)
             return

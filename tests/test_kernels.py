@@ -125,13 +125,15 @@ def test_replication_around_its_chunk_size(delta, count):
                            _expected(rows, (3, rows.shape[0], count)))
 
 
-@pytest.mark.parametrize("nbytes", [4095, 4096, 4097, 8192 + 5, 20_000, 65_536 + 31])
+@pytest.mark.parametrize("nbytes", [1023, 1024, 1500, 2048, 4095, 4096, 4097, 8192 + 5, 20_000,
+                                    65_536 + 31])
 def test_one_row_copied_down_a_column(nbytes, simd):
-    """A row of 4 kB or more broadcast over a few rows, (L,) -> (n, L), below the streaming
-    threshold, is copied a chunk at a time into every row (AVX2; row by row otherwise):
-    rows packed, padded (a slice of a wider parent) or in reverse order, at several offsets
-    of the output in its line, one and two threads. NumPy's values; nothing outside the
-    rows is written (the padding between them, the bytes around the output)."""
+    """A row of 1 kB or more (COPY_DOWN_MIN) broadcast over a few rows, (L,) -> (n, L), below
+    the streaming threshold, is copied a chunk at a time into every row (AVX2; row by row
+    otherwise; shorter rows are replicated): rows packed, padded (a slice of a wider
+    parent) or in reverse order, at several offsets of the output in its line, one and two
+    threads. NumPy's values; nothing outside the rows is written (the padding between
+    them, the bytes around the output)."""
     source = _data((nbytes,), np.uint8)
     for n in (2, 3, 17):
         want = np.broadcast_to(source, (n, nbytes))
