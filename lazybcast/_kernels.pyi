@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 REPLICATE_CHUNK: int  # bytes; a broadcast block smaller than this is written once, then copied
-REPLICATE_COPY_BYTES: int  # bytes; replication copies forward from a chunk this large (L1d / 2)
+REPLICATE_COPY_BYTES: int  # bytes; replication copies forward from a chunk this large (L1d / 4)
 L1D_BYTES: int  # CPU 0's level-1 data cache (0 if unknown)
 L2_BYTES: int  # CPU 0's level-2 cache (0 if unknown)
 TRANSPOSE_STAGE_BYTES: int  # bytes; a streamed transpose goes through a block this large (L2 / 4)

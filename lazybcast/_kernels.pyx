@@ -59,7 +59,7 @@ How bytes move, innermost first:
   output's rows start on cache lines;
 * an outer broadcast axis whose block is smaller than :data:`REPLICATE_CHUNK` bytes and
   contiguous in the destination is written once and replicated by doubling ``memcpy`` up to
-  :data:`REPLICATE_COPY_BYTES` (half the L1 data cache), then by copying that L1-resident
+  :data:`REPLICATE_COPY_BYTES` (a quarter of the L1 data cache), then by copying that L1-resident
   chunk forward.
 
 Threads: a copy cut into more than one block may use helper threads (``threads``, or by

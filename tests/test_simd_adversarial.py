@@ -309,6 +309,8 @@ def test_large_gather_with_channels(dtype, target):
     """A gather past CHUNK_BYTES (blocks of the gather axis; past AUTO_THREADS_BYTES on two
     threads) whose remaining axes interleave channels (CHW source, HWC view)."""
     dtype = np.dtype(dtype)
+    if getattr(_kernels, target) > 1 << 40:  # one usable CPU: no size uses two threads
+        pytest.skip(f"{target} is off on this machine")
     c, h, w = 3, 64, 517
     src = _exact_source((c, h, w), dtype, (0, 1, 2), (False,) * 3, 1, 0).transpose(1, 2, 0)
     n = getattr(_kernels, target) // (w * c * dtype.itemsize) + 11
