@@ -59,7 +59,8 @@ KERNEL_PARTS = [
      ("machine", "plan", "rows", "tiles", "walk", "job", "gather")]
 
 
-VIEW_PARTS = ["lazybcast/_view_basic_key.pxi", "lazybcast/_view_gather_key.pxi"]
+VIEW_PARTS = [f"lazybcast/_view_{part}.pxi" for part in
+              ("operators", "methods", "basic_key", "gather_key")]
 
 
 def extension(name, suffix=".pyx"):

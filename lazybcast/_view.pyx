@@ -86,7 +86,33 @@ def _missing(name):
 
 
 @cython.freelist(16)  # a view is made per index call: reuse the memory of freed ones
-cdef class BroadcastView:
+@cython.auto_pickle(False)  # views pickle by _ArrayMethods.__reduce__
+cdef class _ViewFields:
+    """The fields of a :class:`BroadcastView`, in the root of its classes so that the
+    NumPy-method mixins below read them in C and the free list serves every view."""
+
+    cdef readonly cnp.ndarray _source
+    cdef readonly tuple shape
+    cdef tuple _strides  # the stride map, built on first use (None until then)
+    cdef readonly object base
+    cdef readonly str mode
+    cdef intp_t _size
+
+    def __cinit__(self):
+        # Every field valid from the start: an object made by __new__ alone is an empty view.
+        self._source = _EMPTY
+        self.shape = _SHAPE_EMPTY
+        self._strides = _SHAPE_EMPTY
+        self.base = _EMPTY
+        self.mode = "numpy"
+
+
+# NumPy's surface as thin delegations, one mixin per concern (a cdef class body cannot include
+# a file, and cannot inherit numpy.lib.mixins.NDArrayOperatorsMixin, a Python class):
+include "_view_operators.pxi"  # _ArrayOperators: __array_ufunc__, __array_function__, operators
+include "_view_methods.pxi"    # _ArrayMethods: ndarray's methods, reductions, pickling, dask
+
+cdef class BroadcastView(_ArrayMethods):
     """A read-only, lazily broadcast array.
 
     Create views with :func:`lazybcast.broadcast`, :func:`lazybcast.broadcast_to` or
@@ -103,21 +129,6 @@ cdef class BroadcastView:
     array([[0, 1, 2],
            [0, 1, 2]])
     """
-
-    cdef readonly cnp.ndarray _source
-    cdef readonly tuple shape
-    cdef tuple _strides  # the stride map, built on first use (None until then)
-    cdef readonly object base
-    cdef readonly str mode
-    cdef intp_t _size
-
-    def __cinit__(self):
-        # Every field valid from the start: an object made by __new__ alone is an empty view.
-        self._source = _EMPTY
-        self.shape = _SHAPE_EMPTY
-        self._strides = _SHAPE_EMPTY
-        self.base = _EMPTY
-        self.mode = "numpy"
 
     def __init__(self, *args, **kwargs):
         raise TypeError(
@@ -222,7 +233,7 @@ cdef class BroadcastView:
         """The compact source as a NumPy view with the view's rank (size 1 on broadcast axes)."""
         return self._source
 
-    # -- as an ndarray: layout (lazybcast._layout), conversions and protocols (_protocols) -------
+    # -- as an ndarray (layout, conversions and protocols start from it; _view_methods.pxi) -----
 
     def _as_ndarray(self):
         """_as_ndarray()
@@ -273,127 +284,6 @@ cdef class BroadcastView:
         return BroadcastView._wrap(source, (<object>result).shape, base, mode)
 
     @property
-    def T(self):
-        """The view with its axes reversed (lazy, as ``ndarray.T``)."""
-        from lazybcast import _layout
-        return _layout.transpose(self)
-
-    @property
-    def mT(self):
-        """The view with its last two axes swapped (lazy, as ``ndarray.mT``)."""
-        from lazybcast import _layout
-        return _layout.matrix_transpose(self)
-
-    def transpose(self, *axes):
-        """transpose(*axes)
-
-        The view with its axes permuted (lazy): ``transpose()``, ``transpose((1, 0))`` or
-        ``transpose(1, 0)``, as ``ndarray.transpose``.
-
-        Examples
-        --------
-        >>> import numpy as np, lazybcast
-        >>> v = lazybcast.broadcast_to(np.arange(3), (1000, 2, 3))
-        >>> t = v.transpose(2, 0, 1)
-        >>> t.shape, t.source.shape
-        ((3, 1000, 2), (3, 1, 1))
-        """
-        from lazybcast import _layout
-        return _layout.transpose(self, _method_axes(axes))
-
-    def swapaxes(self, axis1, axis2):
-        """swapaxes(axis1, axis2)
-
-        The view with two axes interchanged (lazy), as ``ndarray.swapaxes``."""
-        from lazybcast import _layout
-        return _layout.swapaxes(self, axis1, axis2)
-
-    def squeeze(self, axis=None):
-        """squeeze(axis=None)
-
-        The view without axes of size 1 (lazy), as ``ndarray.squeeze``."""
-        from lazybcast import _layout
-        return _layout.squeeze(self, axis)
-
-    def reshape(self, *shape, order="C", copy=None):
-        """reshape(*shape, order="C", copy=None)
-
-        The view with a new shape: lazy when NumPy could reshape the ``np.broadcast_to``
-        equivalent without a copy; otherwise (``copy=None``) only the groups of axes that cannot
-        be re-strided are materialized into a new compact source, and the result is still a
-        view. ``copy=False`` raises ``ValueError`` instead; ``copy=True`` copies the compact
-        source first. See :func:`lazybcast._reshape.reshape`.
-
-        Examples
-        --------
-        >>> import numpy as np, lazybcast
-        >>> v = lazybcast.broadcast_to(np.arange(3.0), (1000, 4, 3))
-        >>> r = v.reshape(-1, 3)                  # two broadcast axes merge: no copy
-        >>> r.shape, r.source.shape
-        ((4000, 3), (1, 3))
-        >>> v.reshape(1000, 12, copy=False)
-        Traceback (most recent call last):
-        ...
-        ValueError: Unable to avoid creating a copy while reshaping.
-        """
-        from lazybcast import _reshape
-        if not shape:
-            raise TypeError("reshape() takes exactly 1 argument (0 given)")
-        return _reshape.reshape(self, shape[0] if len(shape) == 1 else shape, order, copy)
-
-    def ravel(self, order="C"):
-        """ravel(order="C")
-
-        The view as one axis, as ``ndarray.ravel`` (which copies only when it must): lazy when
-        the axes merge (see :meth:`reshape`)."""
-        from lazybcast import _reshape
-        return _reshape.ravel(self, order)
-
-    def flatten(self, order="C"):
-        """flatten(order="C")
-
-        A new writeable one-axis ndarray of the values (always a copy, as ``ndarray.flatten``).
-        """
-        if order == "C":
-            return self.materialize().reshape(-1)  # the kernel's C-ordered copy, no second one
-        return self._as_ndarray().flatten(order)  # NumPy's reading of "F", "A" and "K"
-
-    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
-        """astype(dtype, order="K", casting="unsafe", subok=True, copy=True)
-
-        A view of the compact source cast to ``dtype``: O(source), NumPy's casting rules and
-        errors. ``copy=False`` returns the view itself when the dtype is already right.
-
-        Examples
-        --------
-        >>> import numpy as np, lazybcast
-        >>> v = lazybcast.broadcast_to(np.arange(3), (10**9, 3)).astype(np.float32)
-        >>> v.dtype, v.source.nbytes
-        (dtype('float32'), 12)
-        """
-        from lazybcast import _protocols
-        return _protocols.astype(self, dtype, order, casting, subok, copy)
-
-    def copy(self, order="C"):
-        """copy(order="C")
-
-        A view over a copy of the compact source: O(source), and independent of later writes
-        to the array the view was made from. ``order`` is accepted for compatibility (the
-        view's logical layout does not change); ``materialize()`` makes the full array.
-
-        Examples
-        --------
-        >>> import numpy as np, lazybcast
-        >>> x = np.arange(3)
-        >>> c = lazybcast.broadcast_to(x, (1000, 3)).copy()
-        >>> x[0] = 7
-        >>> int(c[999, 0]), c.source.nbytes
-        (0, 24)
-        """
-        from lazybcast import _protocols
-        return _protocols.copy(self, order)
-
-    @property
     def real(self):
         """The real part (lazy: a view of the source's real part)."""
         return self._with_source(self._source.real)
@@ -402,156 +292,6 @@ cdef class BroadcastView:
     def imag(self):
         """The imaginary part (lazy: a view of the source's imaginary part)."""
         return self._with_source(self._source.imag)
-
-    def view(self, dtype):
-        """view(dtype)
-
-        The same bytes read as ``dtype`` (lazy), as ``ndarray.view``: a dtype of another size
-        needs a contiguous (so not broadcast) last axis."""
-        from lazybcast import _layout
-        return _layout.view_as(self, dtype)
-
-    @property
-    def flags(self):
-        """The flags NumPy reports for the equivalent ``np.broadcast_to`` array: never
-        writeable, never owning its data; contiguity as NumPy computes it."""
-        from lazybcast import _protocols
-        return _protocols.flags(self)
-
-    def item(self, *args):
-        """item(*args)
-
-        One element as a Python scalar, as ``ndarray.item`` (no copy)."""
-        return self._as_ndarray().item(*args)
-
-    def tolist(self):
-        """tolist()
-
-        The values as nested Python lists, as ``ndarray.tolist`` (one Python object per
-        logical element)."""
-        return self._as_ndarray().tolist()
-
-    def __contains__(self, value):
-        from lazybcast import _protocols
-        return _protocols.contains(self, value)
-
-    def __int__(self):
-        return int(self._as_ndarray())
-
-    def __float__(self):
-        return float(self._as_ndarray())
-
-    def __complex__(self):
-        return complex(self._as_ndarray())
-
-    def __index__(self):
-        return self._as_ndarray().__index__()
-
-    def __format__(self, spec):
-        if not spec:
-            return str(self)
-        return format(self._as_ndarray(), spec)
-
-    def fill(self, value):
-        """Not supported: a view is read-only."""
-        _protocols_read_only("fill")
-
-    def sort(self, *args, **kwargs):
-        """Not supported: a view is read-only."""
-        _protocols_read_only("sort")
-
-    def partition(self, *args, **kwargs):
-        """Not supported: a view is read-only."""
-        _protocols_read_only("partition")
-
-    def put(self, *args, **kwargs):
-        """Not supported: a view is read-only."""
-        _protocols_read_only("put")
-
-    def resize(self, *args, **kwargs):
-        """Not supported: a view is read-only."""
-        _protocols_read_only("resize")
-
-    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        """__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)
-
-        Export the view by DLPack without a copy: the source's memory with the view's strides
-        (0 on broadcast axes), flagged read-only (DLPack >= 1.0). ``copy=True`` exports a new
-        C-contiguous array made by :meth:`materialize`. See :mod:`lazybcast._protocols`."""
-        from lazybcast import _protocols
-        return _protocols.dlpack(self, stream, max_version, dl_device, copy)
-
-    def __dlpack_device__(self):
-        """``(kDLCPU, 0)``: a view lives in host memory."""
-        return self._as_ndarray().__dlpack_device__()
-
-    # ndarray attributes a view does not have: each raises an AttributeError that names the
-    # cheap way (hasattr() stays False). Properties, not __getattr__: a __getattr__ would slow
-    # down every failed lookup, and NumPy probes several on each np.asarray(view).
-    flat = property(lambda self: self._as_ndarray().flat,
-                    doc="``np.asarray(view).flat``: a flat iterator over the zero-copy ndarray.")
-
-    def round(self, decimals=0, out=None):
-        """``ndarray.round``: elementwise, so lazy (rounds the source) unless ``out`` is given."""
-        return np.round(self, decimals, out)
-
-    def clip(self, min=None, max=None, out=None, **kwargs):
-        """``ndarray.clip``: the ``np.clip`` ufunc, lazy (on the source) unless ``out`` is given."""
-        return np.clip(self, min, max, out=out, **kwargs)
-
-    def conj(self):
-        """``ndarray.conj``: ``np.conjugate``, lazy (on the source)."""
-        return np.conjugate(self)
-
-    def conjugate(self):
-        """``ndarray.conjugate``: ``np.conjugate``, lazy (on the source)."""
-        return np.conjugate(self)
-
-    def cumsum(self, axis=None, dtype=None, out=None):
-        """``np.cumsum(view, ...)``: lazy along an axis the view does not repeat
-        (lazybcast._along_axis), NumPy's full-size result otherwise."""
-        return np.cumsum(self, axis, dtype, out)
-
-    def cumprod(self, axis=None, dtype=None, out=None):
-        """``np.cumprod(view, ...)``: lazy along an axis the view does not repeat
-        (lazybcast._along_axis), NumPy's full-size result otherwise."""
-        return np.cumprod(self, axis, dtype, out)
-
-    def dot(self, b, out=None):
-        """``np.dot(view, b, out)``: lazy for operands of one or two axes without ``out``
-        (lazybcast._gufuncs), NumPy's on ``np.asarray(view)`` otherwise."""
-        return np.dot(self, b, out)
-
-    def diagonal(self, offset=0, axis1=0, axis2=1):
-        """``np.diagonal(view, ...)``: a view (lazybcast._layout), no copy."""
-        return np.diagonal(self, offset, axis1, axis2)
-
-    def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
-        """``np.trace(view, ...)``: the sum of the lazy diagonal, at source cost."""
-        return np.trace(self, offset, axis1, axis2, dtype, out)
-
-    def repeat(self, repeats, axis=None):
-        """``np.repeat(view, repeats, axis)``: lazy along an axis (lazybcast._joining),
-        NumPy's flat copy for ``axis=None``."""
-        return np.repeat(self, repeats, axis)
-
-    tobytes = _missing("tobytes")
-    tofile = _missing("tofile")
-    dump = _missing("dump")
-    dumps = _missing("dumps")
-    data = _missing("data")
-    ctypes = _missing("ctypes")
-    byteswap = _missing("byteswap")
-    setflags = _missing("setflags")
-    getfield = _missing("getfield")
-    setfield = _missing("setfield")
-    take = _missing("take")
-    argsort = _missing("argsort")
-    argpartition = _missing("argpartition")
-    searchsorted = _missing("searchsorted")
-    nonzero = _missing("nonzero")
-    compress = _missing("compress")
-    choose = _missing("choose")
 
     def __repr__(self):
         held = self._source.size * self._source.dtype.itemsize
@@ -696,112 +436,6 @@ cdef class BroadcastView:
     cdef BroadcastView _with_source(self, cnp.ndarray source):
         return BroadcastView._wrap(source, self.shape, self.base, self.mode)
 
-    # -- as a NumPy duck array: thin delegations (the logic is in _ufuncs, _reductions and
-    # _functions; a cdef class cannot inherit NDArrayOperatorsMixin, so the operators are here)
-
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        return _mod(1).array_ufunc(ufunc, method, inputs, kwargs)
-
-    def __array_function__(self, func, types, args, kwargs):
-        return _mod(3).array_function(func, types, args, kwargs)
-
-    def __add__(self, other): return _mod(1).binary(np.add, self, other)
-    def __radd__(self, other): return _mod(1).binary(np.add, other, self)
-    def __sub__(self, other): return _mod(1).binary(np.subtract, self, other)
-    def __rsub__(self, other): return _mod(1).binary(np.subtract, other, self)
-    def __mul__(self, other): return _mod(1).binary(np.multiply, self, other)
-    def __rmul__(self, other): return _mod(1).binary(np.multiply, other, self)
-    def __truediv__(self, other): return _mod(1).binary(np.true_divide, self, other)
-    def __rtruediv__(self, other): return _mod(1).binary(np.true_divide, other, self)
-    def __floordiv__(self, other): return _mod(1).binary(np.floor_divide, self, other)
-    def __rfloordiv__(self, other): return _mod(1).binary(np.floor_divide, other, self)
-    def __mod__(self, other): return _mod(1).binary(np.remainder, self, other)
-    def __rmod__(self, other): return _mod(1).binary(np.remainder, other, self)
-    def __divmod__(self, other): return _mod(1).binary(np.divmod, self, other)
-    def __rdivmod__(self, other): return _mod(1).binary(np.divmod, other, self)
-    def __pow__(self, other, mod=None):
-        return NotImplemented if mod is not None else _mod(1).binary(np.power, self, other)
-    def __rpow__(self, other, mod=None):
-        return NotImplemented if mod is not None else _mod(1).binary(np.power, other, self)
-    def __matmul__(self, other): return _mod(1).binary(np.matmul, self, other)
-    def __rmatmul__(self, other): return _mod(1).binary(np.matmul, other, self)
-    def __lshift__(self, other): return _mod(1).binary(np.left_shift, self, other)
-    def __rlshift__(self, other): return _mod(1).binary(np.left_shift, other, self)
-    def __rshift__(self, other): return _mod(1).binary(np.right_shift, self, other)
-    def __rrshift__(self, other): return _mod(1).binary(np.right_shift, other, self)
-    def __and__(self, other): return _mod(1).binary(np.bitwise_and, self, other)
-    def __rand__(self, other): return _mod(1).binary(np.bitwise_and, other, self)
-    def __or__(self, other): return _mod(1).binary(np.bitwise_or, self, other)
-    def __ror__(self, other): return _mod(1).binary(np.bitwise_or, other, self)
-    def __xor__(self, other): return _mod(1).binary(np.bitwise_xor, self, other)
-    def __rxor__(self, other): return _mod(1).binary(np.bitwise_xor, other, self)
-    def __lt__(self, other): return _mod(1).binary(np.less, self, other)
-    def __le__(self, other): return _mod(1).binary(np.less_equal, self, other)
-    def __gt__(self, other): return _mod(1).binary(np.greater, self, other)
-    def __ge__(self, other): return _mod(1).binary(np.greater_equal, self, other)
-    def __eq__(self, other): return _mod(1).equality(np.equal, self, other)
-    def __ne__(self, other): return _mod(1).equality(np.not_equal, self, other)
-    # In place: NumPy's ufunc with out=self, which raises NumPy's read-only ValueError.
-    def __iadd__(self, other): return _in_place(np.add, self, other)
-    def __isub__(self, other): return _in_place(np.subtract, self, other)
-    def __imul__(self, other): return _in_place(np.multiply, self, other)
-    def __itruediv__(self, other): return _in_place(np.true_divide, self, other)
-    def __ifloordiv__(self, other): return _in_place(np.floor_divide, self, other)
-    def __imod__(self, other): return _in_place(np.remainder, self, other)
-    def __ipow__(self, other, mod=None): return _in_place(np.power, self, other)
-    def __imatmul__(self, other): return _in_place(np.matmul, self, other)
-    def __ilshift__(self, other): return _in_place(np.left_shift, self, other)
-    def __irshift__(self, other): return _in_place(np.right_shift, self, other)
-    def __iand__(self, other): return _in_place(np.bitwise_and, self, other)
-    def __ior__(self, other): return _in_place(np.bitwise_or, self, other)
-    def __ixor__(self, other): return _in_place(np.bitwise_xor, self, other)
-    def __neg__(self): return np.negative(self)
-    def __pos__(self): return np.positive(self)
-    def __abs__(self): return np.absolute(self)
-    def __invert__(self): return np.invert(self)
-
-    __hash__ = None  # elementwise ==, as ndarray
-
-    # Reductions at source cost (lazybcast._reductions, means and variances in
-    # lazybcast._moments); NumPy's signatures.
-    def sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,
-            where=True):
-        return _mod(2).sum(self, axis, dtype, out, keepdims, initial, where)
-
-    def prod(self, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,
-             where=True):
-        return _mod(2).prod(self, axis, dtype, out, keepdims, initial, where)
-
-    def min(self, axis=None, out=None, keepdims=False, initial=_NoValue, where=True):
-        return _mod(2).min(self, axis, out, keepdims, initial, where)
-
-    def max(self, axis=None, out=None, keepdims=False, initial=_NoValue, where=True):
-        return _mod(2).max(self, axis, out, keepdims, initial, where)
-
-    def any(self, axis=None, out=None, keepdims=False, *, where=True):
-        return _mod(2).any(self, axis, out, keepdims, where=where)
-
-    def all(self, axis=None, out=None, keepdims=False, *, where=True):
-        return _mod(2).all(self, axis, out, keepdims, where=where)
-
-    def mean(self, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
-        return _mod(4).mean(self, axis, dtype, out, keepdims, where=where)
-
-    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
-            mean=_NoValue, correction=_NoValue):
-        return _mod(4).var(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
-                           correction=correction)
-
-    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
-            mean=_NoValue, correction=_NoValue):
-        return _mod(4).std(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
-                           correction=correction)
-
-    def argmin(self, axis=None, out=None, *, keepdims=False):
-        return _mod(2).argmin(self, axis, out, keepdims=keepdims)
-
-    def argmax(self, axis=None, out=None, *, keepdims=False):
-        return _mod(2).argmax(self, axis, out, keepdims=keepdims)
 
     # -- indexing and iteration ---------------------------------------------------------------
 
@@ -895,91 +529,8 @@ cdef class BroadcastView:
         from lazybcast._batches import iter_batches
         return iter_batches(self, batch_size, out=out, drop_last=drop_last, prefetch=prefetch)
 
-    # -- pickling and dask --------------------------------------------------------------------
-
-    def __reduce__(self):
-        # A source in a memory-mapped file travels as its path and region (lazybcast._memmap).
-        from lazybcast._memmap import reduce_by_reference
-        by_reference = reduce_by_reference(self)
-        if by_reference is not None:
-            return by_reference
-        base = None if self.base is self._source else self.base
-        if base is not None and not _same_elements(base, self._source):
-            # A sliced, transposed or reversed view: the compact source is all that travels
-            # (unpickling rebuilds base as source.reshape(base_shape), in C order).
-            base = None
-        base_shape = None if base is None else tuple(base.shape)
-        source = self._source
-        if source.ndim > 32 and source.dtype.hasobject:
-            source = _Squeezed(source)  # NumPy cannot pickle such an array itself
-        return (_rebuild, (source, self.shape, self.mode, base_shape))
-
-    def __dask_tokenize__(self):
-        from dask.base import tokenize
-
-        from lazybcast._memmap import file_token
-        source = file_token(self._source)  # a memory-mapped source: its file, not its bytes
-        if source is None:
-            source = tokenize(self._source)
-        return ("lazybcast.BroadcastView", self.shape, self.mode, source)
-
-    def to_dask(self, chunks="auto"):
-        """to_dask(chunks="auto")
-
-        A ``dask.array.Array`` over this view; each chunk is materialized by our kernel on the
-        worker that computes it. Needs the ``lazybcast[dask]`` extra.
-        """
-        from lazybcast._dask import to_dask
-        return to_dask(self, chunks)
-
-
 include "_view_basic_key.pxi"
 include "_view_gather_key.pxi"
-
-
-def _method_axes(tuple axes):
-    """``ndarray.transpose``'s arguments: none, one (None, an int or a sequence), or ints."""
-    if not axes:
-        return None
-    return axes[0] if len(axes) == 1 else axes
-
-
-def _in_place(ufunc, view, other):
-    """``view <op>= other``: a view is read-only, so this raises NumPy's error for a read-only
-    array (rather than Python's fallback ``view = view <op> other``, a silent rebinding)."""
-    raise ValueError(
-        f"output array is read-only: a BroadcastView cannot be updated in place "
-        f"(np.{ufunc.__name__} with out=view); use view.materialize() for a writeable copy, "
-        f"or write view = view <op> other for a new lazy view"
-    )
-
-
-def _protocols_read_only(name):
-    from lazybcast import _protocols
-    raise _protocols.read_only(name)
-
-
-class _Squeezed:
-    """Pickles an array of more than 32 axes (which NumPy refuses for object dtypes) as its
-    squeezed form and ``numpy.reshape``."""
-
-    def __init__(self, array):
-        self.array = array
-
-    def __reduce__(self):
-        shape = self.array.shape
-        return (np.reshape, (self.array.reshape([n for n in shape if n != 1]), shape))
-
-
-def _same_elements(base, source):
-    """Whether ``source.reshape(base.shape)`` reads ``base``'s elements in C order (same size,
-    same memory, same order), so that ``base`` can be rebuilt from the source alone."""
-    if base.size != source.size:
-        return False
-    flat = np.asarray(base).reshape(source.shape)  # a copy (O(source)) when not a plain view
-    return (flat.__array_interface__["data"][0] == source.__array_interface__["data"][0]
-            and all(s == t for n, s, t in zip(source.shape, flat.strides, source.strides)
-                    if n > 1))
 
 
 def _rebuild(source, shape, mode, base_shape=None):
