@@ -53,6 +53,7 @@ KERNEL_PARTS = [
     "lazybcast/_kernels_simd_layout.h",
     "lazybcast/_kernels_simd_reverse.h",
     "lazybcast/_kernels_simd_tiles.h",
+    "lazybcast/_kernels_simd_repeat.h",
     "lazybcast/_kernels_team.h",
     "lazybcast/_kernels_pool.h",
 ] + [f"lazybcast/_kernels_{unit}.pxi" for unit in

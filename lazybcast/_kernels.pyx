@@ -28,6 +28,8 @@ between them is a direct C call, inlined where marked ``inline``):
                              time): the CPU's answer, copies, streaming stores
 ``_kernels_simd_fill.h``     rows of one repeated item: packed shuffles (np.repeat), ``rep
                              stos``, overlapping word and vector stores
+``_kernels_simd_repeat.h``   a block or row written once and repeated: copied forward, swept
+                             out from its first two periods, copied down a column
 ``_kernels_simd_reverse.h``  the vector code of reversed runs (SSE2, AVX2)
 ``_kernels_simd_layout.h``   the vector code of image channels (CHW <-> HWC), and the shuffle
                              masks' set-up at import
@@ -59,7 +61,9 @@ How bytes move, innermost first:
   output's rows start on cache lines;
 * an outer broadcast axis whose block is smaller than :data:`REPLICATE_CHUNK` bytes and
   contiguous in the destination is written once and replicated by doubling ``memcpy`` up to
-  :data:`REPLICATE_COPY_BYTES` (a quarter of the L1 data cache), then by copying that L1-resident
+  :data:`REPLICATE_COPY_BYTES` (a quarter of the L1 data cache), then (with AVX2) by aligned
+  stores loaded from a few hundred bytes back or, for longer blocks, from the first two
+  copies at the same phase (``_kernels_simd_repeat.h``), else by copying that L1-resident
   chunk forward.
 
 Threads: a copy cut into more than one block may use helper threads (``threads``, or by
@@ -97,10 +101,6 @@ cdef extern from "_kernels_simd.h":
     ctypedef struct lzb_bytes16:
         pass
     void lzb_copy(char* dst, const char* src, size_t n) noexcept nogil
-    size_t lzb_forward_distance(size_t period) noexcept nogil
-    void lzb_copy_forward(char* dst, size_t done, size_t total, size_t dist) noexcept nogil
-    int lzb_copy_down(char* dst, intp_t dstep, const char* src, intp_t n, size_t len,
-                      size_t chunk) noexcept nogil
     void lzb_stream_copy(char* dst, const char* src, size_t n) noexcept nogil
     void lzb_stream_fill(char* dst, int byte, size_t n) noexcept nogil
     void lzb_stream_fence() noexcept nogil
@@ -108,6 +108,13 @@ cdef extern from "_kernels_simd.h":
     bint lzb_all_zero(const char* p, size_t n) noexcept nogil
     int lzb_cpu_limit(int mask) noexcept nogil
     int lzb_cpu_in_use() noexcept nogil
+
+cdef extern from "_kernels_simd_repeat.h":
+    size_t lzb_forward_distance(size_t period) noexcept nogil
+    void lzb_copy_forward(char* dst, size_t done, size_t total, size_t dist) noexcept nogil
+    int lzb_copy_periodic(char* dst, size_t done, size_t total, size_t period) noexcept nogil
+    int lzb_copy_down(char* dst, intp_t dstep, const char* src, intp_t n, size_t len,
+                      size_t chunk) noexcept nogil
 
 cdef extern from "_kernels_simd_fill.h":
     int lzb_fill_rows(char* dst, intp_t dstep, const char* src, intp_t sstep, intp_t n,

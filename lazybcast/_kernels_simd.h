@@ -10,14 +10,12 @@
  *
  * Contents:
  *   lzb_copy: memcpy, avoiding glibc's slow case on AMD (see there);
- *   lzb_forward_distance, lzb_copy_forward: a periodic pattern copied forward;
- *   lzb_copy_down: one row copied into several;
  *   lzb_stream_copy, lzb_stream_fill, lzb_stream_pattern, lzb_stream_fence: non-temporal
  *   copy, fill with a byte and fill with an item;
  *   lzb_repeat64, lzb_splat128: one item repeated over a word or a vector;
  *   lzb_all_zero.
- * Rows of one repeated item are in _kernels_simd_fill.h, reversed runs in
- * _kernels_simd_reverse.h.
+ * Rows of one repeated item are in _kernels_simd_fill.h, a block or row repeated in
+ * _kernels_simd_repeat.h, reversed runs in _kernels_simd_reverse.h.
  */
 #ifndef LAZYBCAST_KERNELS_SIMD_H
 #define LAZYBCAST_KERNELS_SIMD_H
@@ -102,7 +100,7 @@ static inline int lzb_cpu_in_use(void) {
 
 #if defined(LZB_X86_DISPATCH)
 /* memcpy by 32-byte aligned stores (the loads unaligned): lzb_copy's case below, and
-   lzb_copy_down. */
+   _kernels_simd_repeat.h. */
 __attribute__((target("avx2")))
 static void lzb_copy_aligned_avx2(char *dst, const char *src, size_t n) {
     size_t i = (32 - ((size_t)dst & 31)) & 31;
@@ -156,92 +154,6 @@ static inline void lzb_copy(char *dst, const char *src, size_t n) {
     memcpy(dst, src, n);
 }
 
-/* ---- A periodic pattern copied forward, from a short distance ---------------------------
- * dst[done:total] from the pattern in dst[0:done] (its period divides done), by 32-byte
- * aligned stores of what lies `dist` bytes back: a distance that is a multiple of both the
- * period and 32 bytes, at least LZB_FORWARD_MIN. The loaded lines were written a few hundred
- * bytes earlier and are still in L1, and loads and stores share their alignment. Measured
- * (C model, 2 MiB output starting 16 bytes into a line, so in L3; best of 300; Zen 4):
- * distance 512 or 576 bytes 20.7-21.3 us, as fast as memset (20.8-21.1); 256 bytes 22.4-22.7;
- * 1-6 kB 21-33 us (unsteady); 8 kB (memcpy from the doubled region, what _replicate did)
- * 29-32 us; 64 kB 41 us. Distances that are not a multiple of 32 bytes are slow (264 bytes
- * 60 us, 516 or 528 bytes 34 us): the loads then straddle lines still being written.
- * lzb_forward_distance gives the distance for a period, 0 when this path does not apply
- * (no AVX2, or a distance above LZB_FORWARD_MAX, whose loads no longer measured better). */
-#define LZB_FORWARD_MIN 512
-#define LZB_FORWARD_MAX 1024
-
-static inline size_t lzb_forward_distance(size_t period) {
-#if defined(LZB_X86_DISPATCH)
-    size_t g = period, b = 32, t, l;
-    if (period == 0 || !lzb_has_avx2())
-        return 0;
-    while (b) { t = g % b; g = b; b = t; }
-    l = period / g * 32;  /* lcm(period, 32) */
-    l *= (LZB_FORWARD_MIN + l - 1) / l;
-    return l <= LZB_FORWARD_MAX ? l : 0;
-#else
-    (void)period;
-    return 0;
-#endif
-}
-
-#if defined(LZB_X86_DISPATCH)
-/* The copy: dist from lzb_forward_distance (a multiple of 32, at least 512), done >= dist. */
-__attribute__((target("avx2")))
-static void lzb_copy_forward(char *dst, size_t done, size_t total, size_t dist) {
-    size_t x = done + ((0 - (size_t)(dst + done)) & 31);
-    if (x > total)
-        x = total;
-    memcpy(dst + done, dst + done - dist, x - done);  /* < 32 bytes: no overlap */
-    for (; x + 128 <= total; x += 128) {
-        const char *s = dst + x - dist;
-        __m256i a = _mm256_loadu_si256((const __m256i *)s);
-        __m256i b = _mm256_loadu_si256((const __m256i *)(s + 32));
-        __m256i c = _mm256_loadu_si256((const __m256i *)(s + 64));
-        __m256i d = _mm256_loadu_si256((const __m256i *)(s + 96));
-        _mm256_store_si256((__m256i *)(dst + x), a);
-        _mm256_store_si256((__m256i *)(dst + x + 32), b);
-        _mm256_store_si256((__m256i *)(dst + x + 64), c);
-        _mm256_store_si256((__m256i *)(dst + x + 96), d);
-    }
-    memcpy(dst + x, dst + x - dist, total - x);  /* < 128 bytes: no overlap */
-}
-#else
-static inline void lzb_copy_forward(char *dst, size_t done, size_t total, size_t dist) {
-    (void)dst; (void)done; (void)total; (void)dist;  /* (never called: distance 0) */
-}
-#endif
-
-/* ---- One row copied down a column ------------------------------------------------------
- * n rows of len bytes, row i at dst + i * dstep, each a copy of the len bytes at src (a long
- * row broadcast over a few: (L,) -> (n, L)), in chunks of `chunk` bytes: each chunk of the
- * source is read once into L1 and copied into every row, with 32-byte aligned stores.
- * Row by row, each row reads the whole source back from L2 (memcpy, or a vector loop: the
- * same). C model, Zen 4, rows of 32 kB from a source 16 bytes into a line, output 16 bytes
- * in, best of 200: 16 rows (512 kB, in L2) 9.97-10.00 us row by row, 8.02-8.73 in 8 kB
- * chunks (memset 5.61-5.85); 128 rows (4 MiB) 93.9-99.5 -> 77.6-78.2 us (memset 45-47);
- * rows of 8 kB (256) 36.2-37.2 by memcpy, 29.5-30.4 by the aligned loop (memset 22.5-23.9).
- * Returns 0 (nothing done) without AVX2. */
-
-static inline int lzb_copy_down(char *dst, Py_ssize_t dstep, const char *src, Py_ssize_t n,
-                                size_t len, size_t chunk) {
-#if defined(LZB_X86_DISPATCH)
-    size_t c, k;
-    Py_ssize_t i;
-    if (!lzb_has_avx2() || chunk == 0)
-        return 0;
-    for (c = 0; c < len; c += chunk) {
-        k = len - c < chunk ? len - c : chunk;
-        for (i = 0; i < n; i++)
-            lzb_copy_aligned_avx2(dst + i * dstep + c, src + c, k);
-    }
-    return 1;
-#else
-    (void)dst; (void)dstep; (void)src; (void)n; (void)len; (void)chunk;
-    return 0;
-#endif
-}
 
 /* Copy n bytes; on x86-64 the bulk goes out with non-temporal stores, which skip the
    read-for-ownership of every destination line (the buffers must not overlap). */
