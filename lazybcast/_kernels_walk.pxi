@@ -48,7 +48,7 @@ cdef void _run(const Plan* p, int d, const char* src, char* dst) noexcept nogil:
             # Small blocks: write one, then copy it (from cache) into the others. A large
             # block, or a block that is one long memcpy anyway, is cheaper to write again
             # from its (smaller, cache-resident) source; a row of COPY_DOWN_MIN or more, in
-            # the cache, too (_rows: lzb_copy_down).
+            # the cache, too (_rows_dispatch: lzb_copy_down).
             _run(p, d + 1, src, dst)
             _replicate(dst, p.dstride[d], n, p.stream_fill)
             return

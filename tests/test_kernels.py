@@ -153,6 +153,31 @@ def test_one_row_copied_down_a_column(nbytes, simd):
                     lined[...] = 0xA5
 
 
+@pytest.mark.parametrize("dtype", ["V3", "S5", "V12", "V24", [("r", "u1"), ("g", "u1"), ("b", "u1")]])
+@pytest.mark.parametrize("items", [341, 342, 700, 2731])
+def test_rows_of_odd_items_copied_down_a_column(dtype, items, simd):
+    """Rows of items of any size (3, 5, 12, 24 bytes, a structured pixel) take the same
+    copy-down as rows of 1-16 byte items once they reach COPY_DOWN_MIN bytes: NumPy's
+    bytes, packed or padded rows, at several offsets in the line; nothing written around
+    the rows."""
+    dtype = np.dtype(dtype)
+    source = _data((items,), dtype)
+    nbytes = items * dtype.itemsize
+    for n in (2, 3, 9):
+        want = np.broadcast_to(source, (n, items))
+        for pad in (0, 2):
+            for offset in (0, 16, 45):
+                raw, lined = _lined(n * (items + pad) * dtype.itemsize, offset)
+                out = lined.view(dtype).reshape(n, items + pad)[:, :items]
+                expected = raw.copy()
+                start = lined.ctypes.data - raw.ctypes.data
+                expected[start:start + lined.size].view(dtype).reshape(n, items + pad)[
+                    :, :items] = want
+                lazybcast.broadcast_to(source, (n, items)).materialize(out=out, threads=1)
+                assert raw.tobytes() == expected.tobytes(), (n, pad, offset, nbytes)
+                lined[...] = 0xA5
+
+
 @pytest.mark.parametrize("block", [3, 12, 16, 24, 31, 32, 33, 64, 96, 100, 512, 513, 520,
                                    1000, 1024, 1056, 4095, 4097, 8191, 8192, 8193])
 def test_patterns_copied_forward_from_a_short_distance(block, simd):
