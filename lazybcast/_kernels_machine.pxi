@@ -15,12 +15,12 @@ REPLICATE_CHUNK = 64 * 1024
 #: An innermost broadcast run shorter than this many bytes is a store loop, not replication.
 cdef intp_t REPLICATE_MIN = 16384
 #: A source row of at least this many bytes broadcast over the rows of an output that is not
-#: streamed goes to lzb_copy_down (rows packed and no longer than REPLICATE_COPY_BYTES: the
+#: streamed goes to lzb_copy_down (packed rows, two of which fit in L1: the
 #: first two, then the rest swept out from them; other rows: copied into each row a chunk at
 #: a time, loads from L1, aligned stores) instead of written once and replicated. Zen 4, one
 #: thread, 2 MiB outputs, memset 21.3-22.6 us, replicated -> copied down a chunk at a time:
 #: rows of 1024 bytes 30.0 -> 23.4-23.9 us, 1536 28.6 -> 25.6-26.1, 2000 29.9 -> 25.0-25.9,
-#: 2400 28.3 -> 23.9-24.2, 2048 29.1 -> 28.8-29.6; swept, 22.2-22.8 for rows of 1-8 kB
+#: 2400 28.3 -> 23.9-24.2, 2048 29.1 -> 28.8-29.6; swept: 22.2-23.2 us for rows of 1-12.5 kB
 #: (benchmarks/RESULTS.md, "Replication and packed rows at the memset limit").
 cdef intp_t COPY_DOWN_MIN = 1024
 #: Work between two looks at Ctrl-C and the unit of work given to one thread.
@@ -113,10 +113,11 @@ L1D_BYTES = _cache_bytes(1)
 L2_BYTES = _cache_bytes(2)
 #: Replication copies forward from a chunk of the output's first bytes this large: a quarter
 #: of the L1 data cache (8 kB for 32 KiB), at least 4 kB, at most 64 kB: small enough to stay
-#: in L1 while the destination's lines pass through it. Also the longest block or row swept
-#: out from its first two copies (lzb_copy_periodic: those two stay in half of L1). A chunk from L2 reads as much as it
+#: in L1 while the destination's lines pass through it. A chunk from L2 reads as much as it
 #: writes (Zen 3, output in L3, 1-4 MiB: 4-16 kB chunks 0.91-1.04 of a non-zero memset,
-#: 64 kB chunks 0.81-0.86; benchmarks/RESULTS.md, "Machine-derived thresholds").
+#: 64 kB chunks 0.81-0.86; benchmarks/RESULTS.md, "Machine-derived thresholds"). A block or
+#: row of up to twice this is swept out from its first two copies (lzb_copy_periodic: those
+#: two fit in L1).
 REPLICATE_COPY_BYTES = min(64 << 10, max(4 << 10, (L1D_BYTES or 32 << 10) // 4))
 
 #: A transpose that streams its output (see STREAM_BYTES) goes through a staging block of

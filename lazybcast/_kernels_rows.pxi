@@ -197,16 +197,20 @@ cdef inline void _copy_forward(char* dst, intp_t done, intp_t total,
                                intp_t period) noexcept nogil:
     """``dst[done:total]`` from the pattern in ``dst[0:done]`` (its ``period`` divides
     ``done``): from a few hundred bytes back where the period allows (lzb_copy_forward), else
-    swept out from its first two periods for a period of up to ``REPLICATE_COPY_BYTES``
-    (lzb_copy_periodic), both as fast as memset; else by copies of its first ``done``
-    bytes."""
+    swept out from its first two periods where they fit in L1 (twice
+    ``REPLICATE_COPY_BYTES`` each; lzb_copy_periodic), both as fast as memset; else by copies
+    of its first ``done`` bytes."""
     cdef intp_t chunk = done, c
     cdef intp_t dist = <intp_t>lzb_forward_distance(period)
     if 0 < dist <= done:
         lzb_copy_forward(dst, done, total, dist)
         return
-    if period <= _replicate_copy and lzb_copy_periodic(dst, done, total, period):
-        return
+    if period <= 2 * _replicate_copy and total - done > period and dist == 0:
+        if done < 2 * period:  # (a period past REPLICATE_COPY_BYTES: written once so far)
+            lzb_copy(dst + done, dst, period)
+            done += period
+        if lzb_copy_periodic(dst, done, total, period):
+            return
     while done < total:
         c = chunk if chunk <= total - done else total - done
         lzb_copy(dst + done, dst, c)

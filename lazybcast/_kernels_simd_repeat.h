@@ -159,8 +159,9 @@ static inline int lzb_copy_down(char *dst, Py_ssize_t dstep, const char *src, Py
     Py_ssize_t i;
     if (!lzb_has_avx2() || chunk == 0)
         return 0;
-    if ((size_t)dstep == len && len <= chunk && len >= 32 && n >= 3) {
-        /* Rows that follow each other: the first two, then the rest swept out from them. */
+    if ((size_t)dstep == len && len <= 2 * chunk && len >= 32 && n >= 3) {
+        /* Rows that follow each other, two of them within L1 (chunk is a quarter of it):
+           the first two, then the rest swept out from them. */
         lzb_copy_aligned_avx2(dst, src, len);
         lzb_copy_aligned_avx2(dst + len, src, len);
         lzb_copy_periodic_avx2(dst, 2 * len, (size_t)n * len, len);

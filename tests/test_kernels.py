@@ -126,11 +126,11 @@ def test_replication_around_its_chunk_size(delta, count):
 
 
 @pytest.mark.parametrize("nbytes", [1023, 1024, 1500, 2048, 4095, 4096, 4097, 8191, 8192,
-                                    8192 + 5, 20_000, 65_536 + 31])
+                                    8192 + 5, 16_384, 16_385, 20_000, 65_536 + 31])
 def test_one_row_copied_down_a_column(nbytes, simd):
     """A row of 1 kB or more (COPY_DOWN_MIN) broadcast over a few rows, (L,) -> (n, L), below
     the streaming threshold, is copied a chunk at a time into every row, or, for three rows
-    or more packed together and no longer than a chunk, into the first two and swept out
+    or more packed together and no longer than two chunks, into the first two and swept out
     from them (AVX2; row by row otherwise; shorter rows are replicated): rows packed, padded
     (a slice of a wider parent) or in reverse order, at several offsets of the output in its
     line, one and two threads. NumPy's values; nothing outside the rows is written (the
@@ -179,11 +179,12 @@ def test_rows_of_odd_items_copied_down_a_column(dtype, items, simd):
 
 
 @pytest.mark.parametrize("block", [3, 12, 16, 24, 31, 32, 33, 64, 96, 100, 512, 513, 520,
-                                   1000, 1024, 1056, 4095, 4097, 8191, 8192, 8193])
+                                   1000, 1024, 1056, 4095, 4097, 8191, 8192, 8193, 12544, 16384,
+                                   16385])
 def test_patterns_copied_forward_from_a_short_distance(block, simd):
     """Below the streaming threshold a block repeated over the output is copied forward
     from a few hundred bytes back, a multiple of the block and of 32 bytes, or, where that
-    distance would pass 1 kB, swept out from its first two copies for blocks up to
+    distance would pass 1 kB, swept out from its first two copies for blocks up to twice
     REPLICATE_COPY_BYTES (with AVX2; longer blocks, and SSE2 alone, copy from the start):
     for any block size, any offset of ``out`` in its cache line, outputs that end one to a
     few blocks past the doubled region (inside the first 32-byte store, for blocks under 32
