@@ -188,9 +188,8 @@ def _count_nonzero(a, axis=None, *, keepdims=False):
     if type(a) is not BroadcastView:
         return NotImplemented
     if axis is None and not keepdims:
-        if a.size == 0:
-            return 0
-        return int(np.count_nonzero(a.source)) * (a.size // a.source.size)
+        count = np.count_nonzero(a.source)  # (its type: int on NumPy 2.0.2, np.int64 on 2.4.6)
+        return type(count)(int(count) * (a.size // a.source.size) if a.size else 0)
     if np.issubdtype(a.dtype, np.character):
         flags = a != a.dtype.type()
     else:

@@ -213,7 +213,7 @@ def _length(repeats, n):
         return None
     if r.size == 1:
         return int(r.reshape(())) * n
-    return sum(map(int, r)) if r.max() > 2**62 // max(n, 1) else int(r.sum())
+    return sum(map(int, r)) if r.max(initial=0) > 2**62 // max(n, 1) else int(r.sum())
 
 
 def repeat(a, repeats, axis=None):

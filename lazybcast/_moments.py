@@ -76,7 +76,10 @@ def mean(view, axis=None, dtype=None, out=None, keepdims=False, *, where=True, n
         if narrow(src.dtype):
             return src.dtype.type(func(src, dtype=wide(src.dtype)))
         return func(src)
-    if (where is True or where is _NoValue) and view.ndim > 0 and not _is_object(view, dtype):
+    if ((where is True or where is _NoValue) and view.ndim > 0 and not _is_object(view, dtype)
+            and (dtype is None or view.dtype.kind in "biufc")):
+        # (timedelta64 with a dtype=: NumPy's own rules, below; the float path would drop
+        # NaT and the unit)
         axes = _axes(axis, view.ndim)
         if name == "mean" and out is None and dtype is not None and np.dtype(dtype).kind in "iub":
             # NumPy sums in ``dtype`` (wrapping) over the logical elements, then true_divides

@@ -185,7 +185,7 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
     kwargs = _temp(src, axes, out)
     if dtype is not None:
         kwargs["dtype"] = dtype
-    if initial is not _NoValue and (empty or kind == "same"):
+    if initial is not _NoValue and (empty or kind in ("same", "abs")):
         kwargs["initial"] = initial
     if k > 1 and kind in ("times", "power") and src.dtype.kind in "biufc":
         r = _scaled(numpy_reduce, src, axes, kind, k, kwargs, dtype)
@@ -194,12 +194,12 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
         if k > 1:
             r = scale(r, kind, k)
     if not empty:
-        if initial is not _NoValue and kind != "same":
+        if initial is not _NoValue and kind not in ("same", "abs"):
             # NumPy converts ``initial`` itself (NEP 50: out of range raises): reduce nothing.
             start = ufunc.reduce(np.empty(0, src.dtype), initial=initial,
                                  out=np.empty((), r.dtype), **({} if dtype is None else
                                                                 {"dtype": dtype}))
-            ufunc(r, start, out=r)
+            ufunc(start, r, out=r)  # initial first, as NumPy (strings do not commute)
     return _finish(r, view, axes, keepdims, out)
 
 

@@ -9,7 +9,9 @@ the reduction of the logical array is a function of the source's reduction:
   every partial product wraps or rounds as NumPy's repeated multiplication does; ``pow`` for
   real floats);
 - an exclusive or is the source's for odd ``k`` and 0 for even ``k``;
-- a minimum, maximum, ``and``, ``or``, gcd or lcm is the source's.
+- a minimum, maximum, ``and`` or ``or`` is the source's;
+- a gcd or lcm is the source's absolute value (``gcd(a, a) == lcm(a, a) == |a|``; the
+  source's own is already non-negative unless it reduced one value).
 
 **Narrow floats** (float16, float32, complex64) are scaled in float64 (complex128) and
 rounded once to the result dtype: the source is small, so the wider pass costs little, and it
@@ -36,7 +38,9 @@ KIND: "dict[np.ufunc, str]" = {
     np.bitwise_xor: "parity",
     np.logical_xor: "parity",
     **{u: "same" for u in (np.minimum, np.maximum, np.fmin, np.fmax, np.logical_and,
-                           np.logical_or, np.bitwise_and, np.bitwise_or, np.gcd, np.lcm)},
+                           np.logical_or, np.bitwise_and, np.bitwise_or)},
+    np.gcd: "abs",
+    np.lcm: "abs",
 }
 
 _WIDE: "dict[np.dtype, np.dtype]" = {}
@@ -112,6 +116,8 @@ def scale(r, kind, k):
         return power(r, k)
     if kind == "parity" and k % 2 == 0:
         r[...] = 0  # x ^ x == 0: pairs cancel
+    elif kind == "abs" and k > 1:
+        np.absolute(r, out=r)  # gcd(a, a) == lcm(a, a) == |a|
     return r
 
 

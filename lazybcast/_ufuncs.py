@@ -20,6 +20,8 @@ size 0 are cut to size 0 first), so floating-point warnings are NumPy's too.
 array([[ True, False, False]])
 """
 
+import operator
+
 import numpy as np
 
 from lazybcast._buffering import call as _call
@@ -38,6 +40,18 @@ ARRAYS = frozenset((BroadcastView, np.ndarray))
 
 #: Operand types that never defer (checked by identity before any attribute lookup).
 _PLAIN = frozenset((*ARRAYS, type(None), *_PY_SCALARS))
+
+#: Python's operator for each ufunc that BroadcastView's operators call (see binary).
+_OPERATORS = {
+    np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
+    np.true_divide: operator.truediv, np.floor_divide: operator.floordiv,
+    np.remainder: operator.mod, np.divmod: divmod, np.power: operator.pow,
+    np.matmul: operator.matmul, np.left_shift: operator.lshift,
+    np.right_shift: operator.rshift, np.bitwise_and: operator.and_,
+    np.bitwise_or: operator.or_, np.bitwise_xor: operator.xor, np.less: operator.lt,
+    np.less_equal: operator.le, np.greater: operator.gt, np.greater_equal: operator.ge,
+    np.equal: operator.eq, np.not_equal: operator.ne,
+}
 
 
 def _broadcast_shapes(shapes):
@@ -226,13 +240,18 @@ def _numpy(ufunc, method, inputs, kwargs):
 
 
 def _defers(inputs, kwargs):
-    """True if an operand (or out) is another duck array: NumPy then asks it instead."""
+    """True if an operand (or out) is another duck array, or an ndarray subclass whose type
+    NumPy's result keeps (a masked array and its mask, np.matrix): NumPy then computes, or
+    asks that type, on ``np.asarray(view)``. (np.memmap is not one: NumPy returns plain
+    arrays from its ufuncs.)"""
     outs = kwargs.get("out", ())
     for x in (*inputs, *outs):
         t = type(x)
         if t in _PLAIN:
             continue
         if getattr(t, "__array_ufunc__", _NDARRAY_UFUNC) is not _NDARRAY_UFUNC:
+            return True
+        if issubclass(t, np.ndarray) and not issubclass(t, np.memmap):
             return True
     return False
 
@@ -367,6 +386,11 @@ def binary(ufunc, a, b):
         return elementwise(ufunc, (a, b))
     if other not in _PLAIN and getattr(other, "__array_ufunc__", _NDARRAY_UFUNC) is None:
         return NotImplemented
+    if (other not in _PLAIN and issubclass(other, np.ndarray) and not issubclass(other, np.memmap)
+            and ufunc in _OPERATORS):
+        # ndarray's operator on the zero-copy arrays, which defers to the subclass's own
+        # (a masked array's __radd__ and its mask) as it does for np.broadcast_to arrays.
+        return _OPERATORS[ufunc](_as_numpy(a), _as_numpy(b))
     return ufunc(a, b)
 
 

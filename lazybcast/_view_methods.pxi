@@ -230,12 +230,13 @@ cdef class _ArrayMethods(_ArrayOperators):
         return np.clip(self, min, max, out=out, **kwargs)
 
     def conj(self):
-        """``ndarray.conj``: ``np.conjugate``, lazy (on the source)."""
-        return np.conjugate(self)
+        """``ndarray.conj``: ``np.conjugate``, lazy (on the source), for complex and object
+        views; the view itself for other numbers (bool stays bool); TypeError otherwise."""
+        return _conjugate(self)
 
     def conjugate(self):
-        """``ndarray.conjugate``: ``np.conjugate``, lazy (on the source)."""
-        return np.conjugate(self)
+        """``ndarray.conjugate``: as :meth:`conj`."""
+        return _conjugate(self)
 
     def cumsum(self, axis=None, dtype=None, out=None):
         """``np.cumsum(view, ...)``: lazy along an axis the view does not repeat
@@ -361,6 +362,17 @@ cdef class _ArrayMethods(_ArrayOperators):
         from lazybcast._dask import to_dask
         return to_dask(self, chunks)
 
+
+
+def _conjugate(view):
+    """``ndarray.conj``'s rule (NumPy's PyArray_Conjugate): the ufunc for complex and object
+    dtypes, the array itself for other numbers, an error for anything else."""
+    kind = view.dtype.kind
+    if kind in "cO":
+        return np.conjugate(view)
+    if kind in "biuf":
+        return view
+    raise TypeError("cannot conjugate non-numeric dtype")
 
 
 def _method_axes(tuple axes):

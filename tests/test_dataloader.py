@@ -14,6 +14,11 @@ from hypothesis import strategies as st
 import lazybcast
 from lazybcast import RowDataset
 
+# torch warns when a loader asks for more workers than usable CPUs (two workers on a
+# one-CPU runner): not this library's concern, and the tests turn warnings into errors.
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:This DataLoader will create:UserWarning")
+
 SHAPE = (37, 3, 2)
 
 

@@ -120,6 +120,8 @@ def test_repeat_is_numpys(data):
     repeats = data.draw(st.one_of(st.integers(-1, 3),
                                   st.lists(st.integers(-1, 3), min_size=length,
                                            max_size=length + data.draw(st.sampled_from([0, 0, 1])))))
+    if isinstance(repeats, list) and data.draw(st.booleans(), label="as an int array"):
+        repeats = np.array(repeats, dtype=np.int64)  # (an empty one too: [] is float64)
     got = outcome(np.repeat, view, repeats, axis=axis)
     expected = outcome(np.repeat, ref, repeats, axis=axis)
     if axis is None:  # (a flat result: NumPy's)
@@ -129,6 +131,15 @@ def test_repeat_is_numpys(data):
         return
     same(got, expected, not isinstance(repeats, bool))  # (bool repeats: NumPy's path)
     same(outcome(view.repeat, repeats, axis), expected, not isinstance(repeats, bool))
+
+
+@pytest.mark.parametrize("repeats", [np.array([], dtype=np.int64), [], np.array([], np.uint8)])
+def test_repeat_of_an_empty_axis_with_no_repeats(repeats):
+    """An empty integer array of repeats for an axis of size 0 gives NumPy's empty result
+    (it raised "zero-size array to reduction operation maximum")."""
+    view = lazybcast.broadcast_to(np.zeros((1, 3)), (0, 3))
+    same(outcome(np.repeat, view, repeats, axis=0),
+         outcome(np.repeat, np.broadcast_to(np.zeros((1, 3)), (0, 3)), repeats, axis=0))
 
 
 def test_a_stacked_batch_keeps_its_broadcast_axes():

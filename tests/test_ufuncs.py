@@ -297,6 +297,47 @@ def test_other_duck_arrays_get_the_plain_array():
     np.testing.assert_array_equal((v + x).compute(), np.asarray(v) + 1)
 
 
+_MASKED = np.ma.array([10.0, 10.0, 10.0], mask=[True, False, False])
+_SUBCLASS_OPS = [
+    lambda a, m: a + m, lambda a, m: m + a, lambda a, m: a - m, lambda a, m: m - a,
+    lambda a, m: a * m, lambda a, m: a ** m, lambda a, m: divmod(a, m)[0],
+    lambda a, m: a == m, lambda a, m: a != m, lambda a, m: a < m,
+    lambda a, m: np.add(m, a), lambda a, m: np.maximum(a, m), lambda a, m: np.add(a, m),
+]
+
+
+@pytest.mark.parametrize("op", _SUBCLASS_OPS)
+@pytest.mark.parametrize("kind", ["masked", "matrix"])
+def test_ndarray_subclasses_keep_numpys_type_and_mask(op, kind):
+    """An ndarray subclass among the operands (a masked array, np.matrix) gets what NumPy
+    gives it with np.broadcast_to: its own type back, with the mask, masked data included
+    (a masked array's mask was dropped: the view computed on the plain data)."""
+    v = lazybcast.broadcast_to(np.arange(3.0), (2, 3))
+    n = np.broadcast_to(np.arange(3.0), (2, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PendingDeprecationWarning)  # np.matrix's
+        other = _MASKED if kind == "masked" else np.matrix([[1.0, 2.0, 3.0]])
+        want = outcome(op, n, other)
+        got = outcome(op, v, other)
+    if raised_alike(got, want):
+        return
+    got, want = got[1], want[1]
+    assert type(got) is type(want)
+    np.testing.assert_array_equal(np.ma.getmaskarray(got), np.ma.getmaskarray(want))
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_memmap_operands_stay_lazy(tmp_path):
+    """np.memmap is the one ndarray subclass NumPy's ufuncs return plain arrays for: the
+    result stays a lazy view, with NumPy's values."""
+    m = np.memmap(tmp_path / "m.bin", dtype=np.float64, mode="w+", shape=(1, 3))
+    m[:] = [1.0, 2.0, 3.0]
+    v = lazybcast.broadcast_to(np.arange(3.0), (1000, 3))
+    r = v + m
+    assert type(r) is BroadcastView and r.source.shape == (1, 3)
+    np.testing.assert_array_equal(np.asarray(r), np.asarray(v) + np.asarray(m))
+
+
 # -- review fixes (F2, F6) ---------------------------------------------------------------------
 
 
@@ -378,3 +419,20 @@ def test_layout_tolerance_is_a_few_ulps_and_nothing_else():
     assert_same_values(c_near, c, LAYOUT_ULPS)
     with pytest.raises(AssertionError):
         assert_same_values(np.array([1, 2]), np.array([1, 3]), LAYOUT_ULPS)
+
+
+@pytest.mark.parametrize("method", ["conj", "conjugate"])
+@pytest.mark.parametrize("source", [np.array([True, False]), np.array([1.5, -2.0], "f2"),
+                                    np.array([3, 4], "u1"), np.array([1 + 2j, 3j]),
+                                    np.array([1, "a"], dtype=object), np.array(["a", "b"]),
+                                    np.array([1, 2], "m8[s]")],
+                         ids=lambda a: a.dtype.str)
+def test_conj_method_is_ndarrays(method, source):
+    """``ndarray.conj()`` keeps a real dtype (bool stays bool, where ``np.conjugate`` gives
+    int8), conjugates complex and object values, and refuses other dtypes."""
+    view = lazybcast.broadcast_to(source, (3, 2))
+    got = outcome(getattr(view, method))
+    want = outcome(getattr(np.broadcast_to(source, (3, 2)), method))
+    if not raised_alike(got, want):
+        assert np.asarray(got[1]).dtype == want[1].dtype
+        assert np.asarray(got[1]).tolist() == want[1].tolist()
