@@ -20,6 +20,7 @@ import builtins
 
 import numpy as np
 
+from lazybcast._nonzero import nonzero
 from lazybcast._ufuncs import elementwise
 from lazybcast._view import BroadcastView
 
@@ -28,8 +29,10 @@ __all__ = ["FUNCTIONS"]
 _NoValue = np._NoValue
 
 def _where(*args, **kwargs):
+    if len(args) == 1 and not kwargs:
+        return nonzero(args[0])  # np.where(condition): the indices (lazybcast._nonzero)
     if len(args) != 3 or kwargs:
-        return NotImplemented  # np.where(condition): the indices, NumPy's
+        return NotImplemented
     return elementwise(np.where, args)
 
 

@@ -19,6 +19,8 @@ The functions in :data:`LAZY` keep a view lazy:
   ``np.nan_to_num``, ``np.real``, ``np.imag``, ``np.angle``, ``np.searchsorted``,
   ``np.digitize``, ``np.interp``), and ``np.outer`` of two vectors (``np.multiply.outer``,
   elementwise);
+- ``np.nonzero``, ``np.argwhere``, ``np.flatnonzero`` and one-argument ``np.where``
+  (:mod:`lazybcast._nonzero`): the source's positions, repeated along the broadcast axes;
 - products that take the gufuncs' lazy path (:mod:`lazybcast._gufuncs`): ``np.dot`` of
   operands with one or two axes, ``np.linalg.matmul`` and ``np.linalg.vecdot``, and
   ``np.einsum``;
@@ -42,7 +44,7 @@ array([0., 1., 2.])
 
 import numpy as np
 
-from lazybcast import _along_axis, _elementwise, _gufuncs, _joining
+from lazybcast import _along_axis, _elementwise, _gufuncs, _joining, _nonzero
 from lazybcast import _layout as _layout_module
 from lazybcast import _reshape as _reshape_module
 from lazybcast import _moments, _reductions, _take
@@ -236,6 +238,7 @@ def _bincount(x, weights=None, minlength=0):
 # -- elementwise functions (lazybcast._elementwise) --------------------------------------------
 
 LAZY.update(_elementwise.FUNCTIONS)
+LAZY.update(_nonzero.FUNCTIONS)  # (np.nonzero, np.argwhere, np.flatnonzero)
 
 
 # -- products: the gufuncs' own path (lazybcast._gufuncs) -----------------------------------------

@@ -76,12 +76,16 @@ def _classify(item):
         arr = item
     else:
         arr = np.asarray(item)  # an ndarray subclass: its data, as NumPy indexes with it
-        if arr.size == 0 and not isinstance(item, np.ndarray):
+        if arr.size == 0 and not isinstance(item, np.ndarray) and arr.dtype.kind not in "biu":
             arr = np.zeros(arr.shape, dtype=np.intp)  # [] and () index nothing, as in NumPy
     kind = arr.dtype.kind
     if kind == "b":
         if arr.ndim == 0:
             return _BOOL0, bool(arr)
+        if type(item).__name__ == "BroadcastView":
+            # A mask that is itself a view: kept, so that its np.nonzero is the positions
+            # of its source repeated (lazybcast._nonzero), not a scan of the logical mask.
+            return _ARRAY, item
         return _ARRAY, arr
     if kind not in "iu":
         if isinstance(item, np.ndarray):

@@ -26,6 +26,7 @@ WITH_EXAMPLES = {
     "lazybcast._gufuncs",
     "lazybcast._joining",
     "lazybcast._moments",
+    "lazybcast._nonzero",
     "lazybcast._repetition",
     "lazybcast._reshape",
     "lazybcast._rules",
