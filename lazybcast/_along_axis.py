@@ -142,6 +142,8 @@ def _median(func, a, axis, out, overwrite_input, keepdims):
         # (float16 nanmedian: NumPy averages the middle values by a method that depends on
         # the array's size, and the source's size is not the view's.)
         return NotImplemented
+    if type(axis) is list:
+        axis = tuple(axis)  # (NumPy's median takes a list of axes; its reductions do not)
     try:
         axes = _axes(axis, a.ndim)
     except (TypeError, ValueError):

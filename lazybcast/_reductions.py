@@ -52,6 +52,8 @@ def _axes(axis, ndim):
         return tuple(range(ndim))
     if type(axis) is int and -ndim <= axis < ndim:  # (the common case, without NumPy's call)
         return (axis + ndim if axis < 0 else axis,)
+    if type(axis) is list:  # NumPy's reductions take an int or a tuple, not a list
+        raise TypeError("'list' object cannot be interpreted as an integer")
     try:
         return tuple(sorted(normalize_axis_tuple(axis, ndim)))
     except (TypeError, ValueError):

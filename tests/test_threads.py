@@ -316,14 +316,22 @@ def test_a_helper_late_for_a_copy_never_takes_it(long_spin):
     kernels._helper_spin(0)  # no helpers left by earlier tests (they would share the CPUs)
     assert _settle_helpers(kernels) == 0
     kernels._helper_spin(10_000_000, min_us=10_000_000)
-    view = lazybcast.broadcast_to(np.arange(4096.0, dtype=np.float32), (256, 4096))  # 4 MB
-    for attempt in range(50):  # on time, a helper takes a share (unless descheduled)
-        taken = kernels._helper_delay()
-        view.materialize(threads=2)
-        if kernels._helper_delay() == taken + 1:
-            break
+    # On time, a helper takes a share, unless it is descheduled: 4 MB copies first, then 64 MB
+    # ones (16 blocks: long enough for a helper that shares its CPU with other processes,
+    # as on a CI runner busy with other jobs, to get a turn).
+    for rows, attempts in ((256, 50), (4096, 20)):
+        view = lazybcast.broadcast_to(np.arange(4096.0, dtype=np.float32), (rows, 4096))
+        for attempt in range(attempts):
+            taken = kernels._helper_delay()
+            view.materialize(threads=2)
+            if kernels._helper_delay() == taken + 1:
+                break
+        else:
+            continue
+        break
     else:
-        pytest.fail("no helper took a share of 50 copies")
+        pytest.skip("no helper got a CPU during 70 copies: the machine is too busy to set up "
+                    "this check (an on-time share), which the next step needs")
     try:
         kernels._helper_delay(200_000)  # 0.2 s late, after the copy below has returned
         small = lazybcast.broadcast_to(np.arange(64.0), (2048, 64))  # 1 MB, 8 blocks
