@@ -106,6 +106,13 @@ cdef class _ViewFields:
         self.base = _EMPTY
         self.mode = "numpy"
 
+    def __init__(self, *args, **kwargs):
+        # (here, so that the base classes below cannot be made on their own either)
+        raise TypeError(
+            "BroadcastView cannot be created directly; use lazybcast.broadcast(), "
+            "broadcast_to() or broadcast_arrays()"
+        )
+
 
 # NumPy's surface as thin delegations, one mixin per concern (a cdef class body cannot include
 # a file, and cannot inherit numpy.lib.mixins.NDArrayOperatorsMixin, a Python class):
@@ -129,12 +136,6 @@ cdef class BroadcastView(_ArrayMethods):
     array([[0, 1, 2],
            [0, 1, 2]])
     """
-
-    def __init__(self, *args, **kwargs):
-        raise TypeError(
-            "BroadcastView cannot be created directly; use lazybcast.broadcast(), "
-            "broadcast_to() or broadcast_arrays()"
-        )
 
     # -- construction ---------------------------------------------------------------------
 

@@ -231,7 +231,7 @@ cdef class _ArrayMethods(_ArrayOperators):
 
     def conj(self):
         """``ndarray.conj``: ``np.conjugate``, lazy (on the source), for complex and object
-        views; the view itself for other numbers (bool stays bool); TypeError otherwise."""
+        views; the view itself for other numbers (bool stays bool); NumPy's answer otherwise."""
         return _conjugate(self)
 
     def conjugate(self):
@@ -366,13 +366,15 @@ cdef class _ArrayMethods(_ArrayOperators):
 
 def _conjugate(view):
     """``ndarray.conj``'s rule (NumPy's PyArray_Conjugate): the ufunc for complex and object
-    dtypes, the array itself for other numbers, an error for anything else."""
+    dtypes, the array itself for other numbers. For anything else NumPy's own answer, asked
+    of the compact source: a TypeError (NumPy 2.4), or a DeprecationWarning and the array
+    itself (NumPy 2.0)."""
     kind = view.dtype.kind
     if kind in "cO":
         return np.conjugate(view)
-    if kind in "biuf":
-        return view
-    raise TypeError("cannot conjugate non-numeric dtype")
+    if kind not in "biuf":
+        view.source.conj()
+    return view
 
 
 def _method_axes(tuple axes):
