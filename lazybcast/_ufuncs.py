@@ -251,9 +251,15 @@ def _defers(inputs, kwargs):
             continue
         if getattr(t, "__array_ufunc__", _NDARRAY_UFUNC) is not _NDARRAY_UFUNC:
             return True
-        if issubclass(t, np.ndarray) and not issubclass(t, np.memmap):
+        if _keeps_its_type(t):
             return True
     return False
+
+
+def _keeps_its_type(t):
+    """An ndarray subclass whose type NumPy's results keep (masked arrays, np.matrix; not
+    np.memmap, whose ufunc results are plain arrays)."""
+    return issubclass(t, np.ndarray) and not issubclass(t, np.memmap)
 
 
 def _opted_out(inputs, kwargs):
@@ -386,8 +392,7 @@ def binary(ufunc, a, b):
         return elementwise(ufunc, (a, b))
     if other not in _PLAIN and getattr(other, "__array_ufunc__", _NDARRAY_UFUNC) is None:
         return NotImplemented
-    if (other not in _PLAIN and issubclass(other, np.ndarray) and not issubclass(other, np.memmap)
-            and ufunc in _OPERATORS):
+    if other not in _PLAIN and _keeps_its_type(other) and ufunc in _OPERATORS:
         # ndarray's operator on the zero-copy arrays, which defers to the subclass's own
         # (a masked array's __radd__ and its mask) as it does for np.broadcast_to arrays.
         return _OPERATORS[ufunc](_as_numpy(a), _as_numpy(b))
