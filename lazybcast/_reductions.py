@@ -189,6 +189,14 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
         kwargs["dtype"] = dtype
     if initial is not _NoValue and (empty or kind in ("same", "abs")):
         kwargs["initial"] = initial
+    late = None
+    if (initial is not _NoValue and not empty and kind not in ("same", "abs") and out is not None
+            and dtype is not None and np.dtype(dtype) != out.dtype):
+        # NumPy starts from ``initial`` in ``dtype`` and casts into out last: compute in
+        # ``dtype``, once NumPy has checked the casting on an empty reduction into out's.
+        late = kwargs.pop("out")
+        cut = src[(slice(None),) * axes[0] + (slice(0, 0),)]
+        numpy_reduce(cut, axis=axes, keepdims=True, out=late, dtype=dtype)
     if k > 1 and kind in ("times", "power") and src.dtype.kind in "biufc":
         r = _scaled(numpy_reduce, src, axes, kind, k, kwargs, dtype)
     else:
@@ -202,6 +210,9 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
                                  out=np.empty((), r.dtype), **({} if dtype is None else
                                                                 {"dtype": dtype}))
             ufunc(start, r, out=r)  # initial first, as NumPy (strings do not commute)
+    if late is not None:
+        np.copyto(late, r, casting="unsafe")
+        r = late
     return _finish(r, view, axes, keepdims, out)
 
 

@@ -3,10 +3,9 @@
 # visible from Python and are not listed. Checked against the build by tests/test_stubs.py.
 
 from collections.abc import Callable, Iterator
-from typing import Any, ClassVar, Final, NoReturn, SupportsIndex, TypeVar, overload
+from typing import Any, ClassVar, Final, NoReturn, SupportsIndex, TypeVar, final, overload
 
 import numpy as np
-from typing_extensions import disjoint_base
 
 MODES: Final[tuple[str, ...]]
 
@@ -15,7 +14,7 @@ _NoValue: Any  # numpy._NoValue
 
 def _format_bytes(n: float) -> str: ...
 
-@disjoint_base  # a cdef class: its C layout cannot be combined with another
+@final  # cython.final: not subclassable (so no @disjoint_base either)
 class BroadcastView:
     # cdef readonly object _source: an np.ndarray with the view's rank, each axis the view's
     # size or 1

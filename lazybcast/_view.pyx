@@ -119,6 +119,8 @@ cdef class _ViewFields:
 include "_view_operators.pxi"  # _ArrayOperators: __array_ufunc__, __array_function__, operators
 include "_view_methods.pxi"    # _ArrayMethods: ndarray's methods, reductions, pickling, dask
 
+@cython.final  # not subclassable: every protocol dispatches on `type(x) is BroadcastView`,
+               # and a subclass would reach itself again (x == x recursed)
 cdef class BroadcastView(_ArrayMethods):
     """A read-only, lazily broadcast array.
 

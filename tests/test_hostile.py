@@ -150,6 +150,14 @@ def test_broadcast_view_cannot_be_constructed():
         lazybcast.BroadcastView(np.ones(3), (3,))
 
 
+def test_broadcast_view_cannot_be_subclassed():
+    """A subclass instance (made by ``__new__``, which a subclass cannot stop) was no view
+    to the protocols, which dispatch on the exact type: ``x == x`` and ``x + x`` recursed
+    until RecursionError."""
+    with pytest.raises(TypeError, match="not an acceptable base type"):
+        type("Sub", (lazybcast.BroadcastView,), {})
+
+
 def test_object_elements_that_look_like_lazy_results():
     """An element that is a ``(ndarray, tuple)`` pair is returned as is, never wrapped."""
     src = np.empty(3, dtype=object)

@@ -112,6 +112,25 @@ def test_initial_comes_first_in_a_reduction_that_does_not_commute(axis):
         assert np.asarray(got[1]).tolist() == np.asarray(want[1]).tolist()
 
 
+@pytest.mark.parametrize("ufunc", [np.bitwise_xor, np.bitwise_or, np.add, np.multiply])
+@pytest.mark.parametrize("source_dtype", ["?", "i1", "u2"])
+@pytest.mark.parametrize("axis", [0, 1, None])
+def test_initial_in_dtype_with_an_out_of_another_dtype(ufunc, source_dtype, axis):
+    """``initial`` with ``dtype=`` and an ``out=`` of another dtype: NumPy combines in
+    ``dtype`` and casts into ``out`` (a float out held the int result; it raised TypeError,
+    since the initial value was combined with the result in out's dtype)."""
+    source = (np.arange(3).reshape(3, 1) * 3 - 2).astype(source_dtype)
+    view = lazybcast.broadcast_to(source, (3, 4))
+    shape = () if axis is None else (4,) if axis == 0 else (3,)
+    got_out, want_out = np.zeros(shape), np.zeros(shape)
+    got = outcome(ufunc.reduce, view, axis=axis, initial=-3, dtype="i8", out=got_out)
+    want = outcome(ufunc.reduce, np.broadcast_to(source, (3, 4)), axis=axis, initial=-3,
+                   dtype="i8", out=want_out)
+    if not raised_alike(got, want):
+        np.testing.assert_array_equal(got_out, want_out)
+        assert got[1] is got_out
+
+
 # -- floating results: as accurate as NumPy's ------------------------------------------------------
 
 
