@@ -20,7 +20,8 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from lazybcast._reductions import (_axes, _finish, _is_object, _numpy, _out_fits, _repeated,
-                                   _repeats, _result_shape, _source, _temp, _whole_call, reduce)
+                                   _repeats, _result_shape, _source, _temp, _whole_call,
+                                   keepdims_flag, reduce)
 from lazybcast._repetition import narrow, wide
 from lazybcast._ufuncs import _wrap
 from lazybcast._view import BroadcastView
@@ -64,8 +65,7 @@ def mean(view, axis=None, dtype=None, out=None, keepdims=False, *, where=True, n
     >>> mean(lazybcast.broadcast_to(np.array([[1], [2]], dtype=np.int8), (2, 10**6)), axis=0)
     BroadcastView(shape=(1000000,), dtype=float64, mode='numpy', source_shape=(1,), logical=8.0 MB, held=8 B)
     """
-    if keepdims is _NoValue:
-        keepdims = False
+    keepdims = keepdims_flag(keepdims)
     if dtype is None and view.dtype.kind in "biufc" and _whole_call(view, axis, out, keepdims,
                                                                     where):
         # view.mean(), the most common call: the source's (in float64 for float16/32 and
@@ -102,8 +102,7 @@ def mean(view, axis=None, dtype=None, out=None, keepdims=False, *, where=True, n
 
 
 def _moment(name, view, axis, dtype, out, ddof, keepdims, where, mean, correction):
-    if keepdims is _NoValue:
-        keepdims = False
+    keepdims = keepdims_flag(keepdims)
     if correction is not _NoValue:
         if ddof != 0:
             raise ValueError("ddof and correction can't be provided simultaneously.")

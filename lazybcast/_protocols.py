@@ -47,6 +47,7 @@ __all__ = [
     "flags",
     "missing_attribute",
     "read_only",
+    "read_only_attribute",
 ]
 
 _ORDERS = ("C", "F", "A", "K")
@@ -165,6 +166,15 @@ def read_only(name):
         f"BroadcastView.{name}() would write in place, but a BroadcastView is read-only (its "
         f"elements share memory with the broadcast source); use view.materialize() for a "
         f"writeable copy"
+    )
+
+
+def read_only_attribute(name):
+    """The error for assigning ``view.real`` or ``view.imag``: NumPy's ``ValueError`` for a
+    read-only array."""
+    return ValueError(
+        f"BroadcastView.{name} cannot be assigned: a BroadcastView is read-only (its elements "
+        f"share memory with the broadcast source); assign into view.materialize() instead"
     )
 
 

@@ -23,6 +23,7 @@ BroadcastView(shape=(4,), dtype=float64, mode='numpy', source_shape=(4,), logica
 """
 
 import builtins
+import operator
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
@@ -45,6 +46,16 @@ _NAN_NAMES: dict[np.ufunc, str] = {np.add: "nansum", np.multiply: "nanprod", np.
 
 
 # -- the plan: axes, source, repeats ------------------------------------------------------------
+
+
+def keepdims_flag(keepdims):
+    """``keepdims`` as NumPy's reductions read it: an integer's truth (``operator.index``:
+    ``None``, ``1.5`` and NumPy's bool raise its TypeError); unset is False."""
+    if keepdims is False or keepdims is True:
+        return keepdims
+    if keepdims is _NoValue:
+        return False
+    return bool(operator.index(keepdims))
 
 
 def _axes(axis, ndim):
@@ -153,8 +164,9 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
     """``ufunc.reduce(view, ...)`` at source cost for the ufuncs in
     :data:`lazybcast._repetition.KIND`.
 
-    Parameters are :meth:`numpy.ufunc.reduce`'s; ``out`` may also be a 1-tuple. ``nan=True``
-    reduces as NumPy's NaN-ignoring function does (``np.nansum`` for ``np.add``, ...).
+    Parameters are :meth:`numpy.ufunc.reduce`'s (``out`` an array: the methods refuse a
+    tuple, as ndarray's do; :func:`ufunc_reduce` unpacks NumPy's). ``nan=True`` reduces as
+    NumPy's NaN-ignoring function does (``np.nansum`` for ``np.add``, ...).
 
     Examples
     --------
@@ -163,10 +175,9 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
     >>> reduce(np.add, v, axis=0, dtype=np.int8).materialize()  # wraps as NumPy's sum does
     array([ 48, -124], dtype=int8)
     """
-    if type(out) is tuple:
-        out = out[0] if len(out) == 1 else out
-    if keepdims is _NoValue:
-        keepdims = False
+    if type(out) is tuple:  # (what ndarray's methods and NumPy's functions raise)
+        raise TypeError("return arrays must be of ArrayType")
+    keepdims = keepdims_flag(keepdims)
     kind = KIND.get(ufunc)
     if initial is _NoValue and not nan and _whole_call(view, axis, out, keepdims, where):
         whole = _whole(ufunc, kind, view, dtype)
@@ -277,10 +288,14 @@ def _whole_call(view, axis, out, keepdims, where):
 
 def ufunc_reduce(ufunc, inputs, kwargs):
     """``ufunc.reduce`` from ``__array_ufunc__``: lazy for a view, NumPy's otherwise."""
-    if len(inputs) != 1 or type(inputs[0]) is not BroadcastView:
+    out = kwargs.get("out")
+    if len(inputs) != 1 or type(inputs[0]) is not BroadcastView or (
+            type(out) is tuple and len(out) != 1):
         from lazybcast._ufuncs import _numpy as numpy_method
 
         return numpy_method(ufunc, "reduce", inputs, kwargs)
+    if type(out) is tuple:  # (NumPy passes out= to the protocol as a tuple)
+        kwargs = {**kwargs, "out": out[0]}
     return reduce(ufunc, inputs[0], **kwargs)
 
 

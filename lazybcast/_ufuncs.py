@@ -401,7 +401,12 @@ def binary(ufunc, a, b):
 
 def equality(ufunc, a, b):
     """``==`` and ``!=``: elementwise; where NumPy has no loop for the dtypes, what
-    ``ndarray.__eq__`` answers on the zero-copy arrays (all False, or all True for ``!=``)."""
+    ``ndarray.__eq__`` answers on the zero-copy arrays (all False, or all True for ``!=``).
+    Structured views compare as ndarray's operator does, on the compact sources: field by
+    field, and a TypeError against anything but structured operands (``np.equal`` would
+    compare them as objects)."""
+    if a.dtype.kind == "V" if type(a) is BroadcastView else b.dtype.kind == "V":
+        return elementwise(operator.eq if ufunc is np.equal else operator.ne, (a, b))
     try:
         return binary(ufunc, a, b)
     except TypeError:

@@ -296,6 +296,16 @@ cdef class BroadcastView(_ArrayMethods):
         """The imaginary part (lazy: a view of the source's imaginary part)."""
         return self._with_source(self._source.imag)
 
+    @real.setter
+    def real(self, value):
+        from lazybcast import _protocols
+        raise _protocols.read_only_attribute("real")
+
+    @imag.setter
+    def imag(self, value):
+        from lazybcast import _protocols
+        raise _protocols.read_only_attribute("imag")
+
     def __repr__(self):
         held = self._source.size * self._source.dtype.itemsize
         return (

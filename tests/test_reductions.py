@@ -861,3 +861,37 @@ def test_a_list_of_axes_is_numpys_answer(call):
     want = outcome(call, np.broadcast_to(source, (2, 3)))
     if not raised_alike(got, want):
         np.testing.assert_array_equal(np.asarray(got[1]), want[1])
+
+
+_CALLS = {
+    "sum": lambda x, **k: x.sum(axis=0, **k), "max": lambda x, **k: x.max(axis=0, **k),
+    "any": lambda x, **k: x.any(axis=0, **k), "mean": lambda x, **k: x.mean(axis=0, **k),
+    "std": lambda x, **k: x.std(axis=0, **k), "np.nansum": lambda x, **k: np.nansum(x, 0, **k),
+    "np.add.reduce": lambda x, **k: np.add.reduce(x, 0, **k),
+}
+
+
+@pytest.mark.parametrize("keepdims", [0, 1, True, 2, np.int8(1), None, 1.5, "a", []])
+@pytest.mark.parametrize("call", sorted(_CALLS))
+def test_keepdims_is_read_as_numpy_reads_it(call, keepdims):
+    """An integer's truth; None, a float or a string raise NumPy's TypeError (None was
+    read as False)."""
+    source = np.arange(3.0)
+    got = outcome(_CALLS[call], lazybcast.broadcast_to(source, (2, 3)), keepdims=keepdims)
+    want = outcome(_CALLS[call], np.broadcast_to(source, (2, 3)), keepdims=keepdims)
+    if not raised_alike(got, want):
+        assert np.shape(got[1]) == np.shape(want[1])
+        np.testing.assert_array_equal(np.asarray(got[1]), want[1])
+
+
+@pytest.mark.parametrize("call", sorted(_CALLS))
+def test_out_as_a_tuple(call):
+    """``np.add.reduce(v, out=(a,))`` takes a 1-tuple, as every ufunc method does; ndarray's
+    methods and NumPy's functions refuse one with TypeError (the methods took it)."""
+    source = np.arange(3.0)
+    got_out, want_out = np.zeros(3), np.zeros(3)
+    got = outcome(_CALLS[call], lazybcast.broadcast_to(source, (2, 3)), out=(got_out,))
+    want = outcome(_CALLS[call], np.broadcast_to(source, (2, 3)), out=(want_out,))
+    if not raised_alike(got, want):
+        np.testing.assert_array_equal(got_out, want_out)
+        assert got[1] is got_out

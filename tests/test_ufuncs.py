@@ -436,3 +436,26 @@ def test_conj_method_is_ndarrays(method, source):
     if not raised_alike(got, want):
         assert np.asarray(got[1]).dtype == want[1].dtype
         assert np.asarray(got[1]).tolist() == want[1].tolist()
+
+
+_PAIR = np.dtype([("a", "i4"), ("b", "f8")])
+
+
+@pytest.mark.parametrize("other", [
+    None, 1, "x", object(), [1, 2], np.zeros(2, "i4"),
+    np.array([(1, 0.0), (5, 0.0)], _PAIR), np.array([(1, 0.0)], _PAIR)[0],
+    np.zeros(2, [("a", "i4"), ("b", "f4")]), np.zeros(2, [("c", "i4"), ("b", "f8")]),
+])
+@pytest.mark.parametrize("op", [operator.eq, operator.ne])
+def test_structured_comparisons_are_ndarrays(op, other):
+    """``==`` and ``!=`` of a structured view answer as ndarray's operators do: field by field
+    against structured operands, TypeError against anything else (``None`` and plain objects
+    gave all False / all True, as ``np.equal`` compares them as objects)."""
+    source = np.array([(1, 0.0), (2, 0.0)], _PAIR)
+    got = outcome(op, lazybcast.broadcast_to(source, (3, 2)), other)
+    want = outcome(op, np.broadcast_to(source, (3, 2)), other)
+    assert got[0] == want[0], (got, want)
+    if got[0] == "ok":
+        np.testing.assert_array_equal(np.asarray(got[1]), want[1])
+    else:
+        assert got[1] is want[1]

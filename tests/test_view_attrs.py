@@ -229,3 +229,18 @@ def test_truth_value_follows_numpy(value, shape):
             bool(view)
     else:
         assert bool(view) is expected
+
+
+@pytest.mark.parametrize("name", ["real", "imag"])
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_assigning_real_or_imag_raises_value_error(name, dtype):
+    """NumPy's ValueError for a read-only array (it was an AttributeError, as if the
+    attribute could not be assigned on any array)."""
+    ref = np.broadcast_to(np.arange(3, dtype=dtype), (2, 3))
+    view = lazybcast.broadcast_to(np.arange(3, dtype=dtype), (2, 3))
+    if dtype is np.complex128:
+        with pytest.raises(ValueError, match="read-only"):
+            setattr(ref, name, 1)
+    with pytest.raises(ValueError, match=f"BroadcastView.{name} cannot be assigned"):
+        setattr(view, name, 1)
+    np.testing.assert_array_equal(np.asarray(getattr(view, name)), getattr(ref, name))
