@@ -33,6 +33,7 @@ their types and raises its own errors).
 array([11.])
 """
 
+import math
 import re
 
 import numpy as np
@@ -134,11 +135,25 @@ def call(ufunc, inputs, kwargs):
     return make_view(result, (1,) * (len(full) - result.ndim) + result.shape, full, "numpy")
 
 
+def _times(r, k):
+    """``k`` equal terms ``r`` added as einsum adds them: integers wrap (``k`` cast to their
+    type first, so the product wraps as the sum would), booleans stay (a sum of booleans
+    is their ``or``), floats overflow to inf silently."""
+    a = np.asarray(r)
+    if a.dtype.kind == "b":
+        return r
+    with np.errstate(over="ignore"):
+        p = np.multiply(a, np.array(k).astype(a.dtype))  # (wraps k as NumPy's cast does)
+    return np.asarray(p) if type(r) is np.ndarray else p[()]  # (a 0-d array stays one)
+
+
 def einsum(*operands, out=None, optimize=False, **kwargs):
     """``np.einsum`` with a subscripts string of letters (no ``...``, no letter twice in one
     operand) over views and plain ndarrays: a letter of the output along which every operand
-    that has it repeats (a broadcast axis) is computed once; every other axis is expanded to
-    its logical size (stride 0, no copy), so summed repeats count. NumPy's einsum runs on
+    that has it repeats (a broadcast axis) is computed once; a summed letter along which
+    every operand that has it repeats is summed once and the result multiplied by its size
+    (``np.einsum("ij->j", v)`` costs the source); every other axis is expanded to its
+    logical size (stride 0, no copy), so summed repeats count. NumPy's einsum runs on
     these compact operands and the result is a view of the full shape (NumPy's scalar when
     0-d). Anything else is NumPy's.
 
@@ -181,6 +196,20 @@ def einsum(*operands, out=None, optimize=False, **kwargs):
     # (An empty output axis is computed empty: no element NumPy would not compute.)
     once = {c for c in output if sizes[c] and
             all(a.shape[t.index(c)] == 1 for t, a in zip(terms, compact) if c in t)}
+    # A summed letter along which every operand that has it repeats adds up that many equal
+    # terms: it is summed once and the result scaled. Not for objects, whose + may not be a
+    # product; nor along a path of pairwise steps (optimize=), whose dtypes (each step wraps
+    # in its own) and result type (a 0-d array or a scalar) NumPy picks from the shapes.
+    summed = set(letters) - set(output)
+    dtype = kwargs.get("dtype")
+    if summed and (optimize is False or len(compact) == 1) and not any(
+            np.asarray(a).dtype.kind == "O" for a in compact) and (
+            dtype is None or np.dtype(dtype).kind != "O"):
+        summed = {c for c in summed if sizes[c] > 1 and
+                  all(a.shape[t.index(c)] == 1 for t, a in zip(terms, compact) if c in t)}
+    else:
+        summed = set()
+    once |= summed
     pieces = []
     for t, x, a in zip(terms, arrays, compact):
         if not t:  # a scalar (a Python one stays one: NumPy converts it)
@@ -194,6 +223,8 @@ def einsum(*operands, out=None, optimize=False, **kwargs):
         # promotes (and wraps) on its own: the path is the one for the logical shapes.
         optimize = np.einsum_path(explicit, *map(_as_numpy, arrays), optimize=optimize)[0]
     r = np.einsum(explicit, *pieces, optimize=optimize, **kwargs)
+    if summed:
+        r = _times(r, math.prod(sizes[c] for c in summed))
     full = tuple(sizes[c] for c in output)
     if type(r) is not np.ndarray or not full:
         return r

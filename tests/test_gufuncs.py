@@ -381,3 +381,58 @@ def test_einsum_contracts_in_numpys_order_for_the_logical_shapes():
     expected = np.einsum("k,ik,jk->ij", a, b, np.asarray(c), optimize=True)
     assert type(got) is BroadcastView and got.dtype == expected.dtype
     np.testing.assert_array_equal(got.materialize(), expected)
+
+
+class _EinsumSpy:
+    """``numpy`` for lazybcast._gufuncs, recording the operand shapes of each np.einsum."""
+
+    def __init__(self):
+        self.shapes = []
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+    def einsum(self, *args, **kwargs):
+        self.shapes.append([np.shape(a) for a in args[1:]])
+        return np.einsum(*args, **kwargs)
+
+
+@pytest.mark.parametrize("subscripts, source, shape, operand", [
+    ("ij->j", np.arange(4.0), (10**6, 4), (1, 4)),
+    ("ij->", np.arange(4.0), (10**6, 4), (1, 4)),
+    ("ij->i", np.arange(3.0).reshape(3, 1), (3, 10**6), (3, 1)),
+    ("ijk->k", np.arange(2.0).reshape(1, 1, 2), (1000, 1000, 2), (1, 1, 2)),
+])
+def test_einsum_sums_a_repeated_axis_once(monkeypatch, subscripts, source, shape, operand):
+    """A summed letter along which the operand repeats is summed once and scaled: NumPy's
+    einsum sees the source, not the logical operand (it expanded it, at full cost)."""
+    import lazybcast._gufuncs as gufuncs
+
+    spy = _EinsumSpy()
+    monkeypatch.setattr(gufuncs, "np", spy)
+    got = np.einsum(subscripts, lazybcast.broadcast_to(source, shape))
+    assert spy.shapes == [[operand]]
+    letters, output = subscripts.split("->")
+    source = source.reshape((1,) * (len(shape) - source.ndim) + source.shape)
+    expected = np.einsum(subscripts, source) * math.prod(
+        n for c, n, m in zip(letters, shape, source.shape) if c not in output and m == 1)
+    np.testing.assert_array_equal(np.asarray(got), np.broadcast_to(expected, np.shape(got)))
+
+
+@pytest.mark.parametrize("dtype, value", [
+    (np.int8, 100), (np.uint8, 200), (np.int64, 2**62), (np.bool_, True), (np.float16, 60000.0),
+    (np.float32, 0.1), (np.complex64, 1 + 2j),
+])
+def test_einsum_scaled_sums_wrap_and_overflow_as_numpys(dtype, value):
+    """Integers wrap as NumPy's sum of the repeats does, booleans stay True, float16
+    overflows to inf without a warning (as NumPy's einsum does)."""
+    source = np.full((1, 3), value, dtype)
+    view, ref = lazybcast.broadcast_to(source, (300, 3)), np.broadcast_to(source, (300, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for subscripts in ("ij->j", "ij->", "ij"):
+            got, want = np.einsum(subscripts, view), np.einsum(subscripts, ref)
+            got = np.asarray(got)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            # (float32: NumPy's 300 float32 additions drift by 3e-6; one product does not)
+            np.testing.assert_allclose(got, want, rtol=1e-3 if dtype == np.float16 else 1e-5)
