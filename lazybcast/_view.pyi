@@ -112,6 +112,10 @@ class BroadcastView:
         copy: bool | None = None,
     ) -> Any: ...  # a PyCapsule
     def __dlpack_device__(self) -> tuple[int, int]: ...
+    def __array_namespace__(self, *, api_version: str | None = None) -> Any: ...  # numpy
+    @property
+    def device(self) -> str: ...  # "cpu"
+    def to_device(self, device: str, /, *, stream: None = None) -> BroadcastView: ...
     @property
     def flat(self) -> Any: ...  # np.asarray(view).flat
     def round(self, decimals: int = 0, out: Any = None) -> Any: ...

@@ -215,6 +215,23 @@ cdef class _ArrayMethods(_ArrayOperators):
         """``(kDLCPU, 0)``: a view lives in host memory."""
         return self._as_ndarray().__dlpack_device__()
 
+    # -- the array API standard: NumPy's namespace, which dispatches views to their protocols
+
+    def __array_namespace__(self, *, api_version=None):
+        """``numpy``, as for an ndarray (NumPy checks ``api_version``): array-API code then
+        calls NumPy's functions, which reach the view's ``__array_function__``."""
+        return self._as_ndarray().__array_namespace__(api_version=api_version)
+
+    @property
+    def device(self):
+        """``"cpu"``: a view lives in host memory (``ndarray.device``)."""
+        return self._as_ndarray().device
+
+    def to_device(self, device, /, *, stream=None):
+        """The view itself for ``"cpu"``; anything else raises NumPy's error."""
+        self._as_ndarray().to_device(device, stream=stream)
+        return self
+
     # ndarray attributes a view does not have: each raises an AttributeError that names the
     # cheap way (hasattr() stays False). Properties, not __getattr__: a __getattr__ would slow
     # down every failed lookup, and NumPy probes several on each np.asarray(view).

@@ -3,6 +3,7 @@ copies, flags, scalars, membership, fields, DLPack, the refused buffer protocol 
 against NumPy on the ``np.broadcast_to`` equivalents."""
 
 import operator
+import re
 import tracemalloc
 import warnings
 
@@ -407,3 +408,36 @@ def test_ndarray_methods_as_numpy(call, src):
     expected, got = np.asarray(expected), np.asarray(got)
     assert got.dtype == expected.dtype
     np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("api_version", [None, "2023.12", "2020.1", 3])
+def test_array_namespace_is_numpys(api_version):
+    """The array API's entry: NumPy itself, with NumPy's check of ``api_version``."""
+    ref = np.broadcast_to(np.arange(3.0), (2, 3))
+    view = lazybcast.broadcast_to(np.arange(3.0), (2, 3))
+    try:
+        want = ref.__array_namespace__(api_version=api_version)
+    except (TypeError, ValueError) as error:
+        with pytest.raises(type(error), match=re.escape(str(error))):
+            view.__array_namespace__(api_version=api_version)
+        return
+    xp = view.__array_namespace__(api_version=api_version)
+    assert xp is want is np
+    total = xp.sum(view, axis=0)  # array-API code calls the namespace: lazy as np.sum is
+    assert type(total) is lazybcast.BroadcastView
+    np.testing.assert_array_equal(np.asarray(total), ref.sum(axis=0))
+
+
+@pytest.mark.parametrize("device, stream", [("cpu", None), ("gpu", None), (None, None),
+                                            ("cpu", 1)])
+def test_device_and_to_device_are_numpys(device, stream):
+    ref = np.broadcast_to(np.arange(3.0), (2, 3))
+    view = lazybcast.broadcast_to(np.arange(3.0), (2, 3))
+    assert view.device == ref.device == "cpu"
+    try:
+        ref.to_device(device, stream=stream)
+    except (TypeError, ValueError) as error:
+        with pytest.raises(type(error)):
+            view.to_device(device, stream=stream)
+    else:
+        assert view.to_device(device, stream=stream) is view
