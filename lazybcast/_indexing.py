@@ -82,7 +82,9 @@ def _classify(item):
     if kind == "b":
         if arr.ndim == 0:
             return _BOOL0, bool(arr)
-        if type(item).__name__ == "BroadcastView":
+        from lazybcast._view import BroadcastView  # (imported here: _view imports this)
+
+        if tp is BroadcastView:
             # A mask that is itself a view: kept, so that its np.nonzero is the positions
             # of its source repeated (lazybcast._nonzero), not a scan of the logical mask.
             return _ARRAY, item

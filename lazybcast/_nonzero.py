@@ -42,10 +42,11 @@ def _expand(index, d, k, shape):
         prefix = np.ravel_multi_index(index[:d], shape[:d])
         starts = np.flatnonzero(np.r_[True, prefix[1:] != prefix[:-1]])
     sizes = np.diff(np.append(starts, m))              # entries per group
-    block = np.repeat(sizes, sizes * k)                # each output's group size
-    offset = np.arange(total, dtype=np.intp) - np.repeat(np.cumsum(sizes * k) - sizes * k,
-                                                         sizes * k)
-    take = np.repeat(starts, sizes * k) + offset % block
+    out_sizes = sizes * k                              # outputs per group
+    block = np.repeat(sizes, out_sizes)                # each output's group size
+    offset = np.arange(total, dtype=np.intp) - np.repeat(np.cumsum(out_sizes) - out_sizes,
+                                                         out_sizes)
+    take = np.repeat(starts, out_sizes) + offset % block
     out = [a[take] for a in index]
     out[d] = offset // block
     return tuple(out)
