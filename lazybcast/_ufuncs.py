@@ -1,4 +1,5 @@
-"""Elementwise functions on views at source cost: ``__array_ufunc__`` and the operators.
+"""Elementwise functions on views at source cost: ``__array_ufunc__`` (the operators, in
+:mod:`lazybcast._operators`, call it).
 
 A view repeats its source along every broadcast axis, so an elementwise function of views
 repeats too: it is computed once on the operands' compact sources (each still of its logical
@@ -20,14 +21,12 @@ size 0 are cut to size 0 first), so floating-point warnings are NumPy's too.
 array([[ True, False, False]])
 """
 
-import operator
-
 import numpy as np
 
 from lazybcast._buffering import call as _call
 from lazybcast._view import BroadcastView, make_view
 
-__all__ = ["ARRAYS", "array_ufunc", "binary", "elementwise", "equality"]
+__all__ = ["ARRAYS", "array_ufunc", "elementwise"]
 
 #: Python scalars stay Python scalars: NEP 50 treats them as "weak".
 _PY_SCALARS = (bool, int, float, complex)
@@ -40,18 +39,6 @@ ARRAYS = frozenset((BroadcastView, np.ndarray))
 
 #: Operand types that never defer (checked by identity before any attribute lookup).
 _PLAIN = frozenset((*ARRAYS, type(None), *_PY_SCALARS))
-
-#: Python's operator for each ufunc that BroadcastView's operators call (see binary).
-_OPERATORS = {
-    np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
-    np.true_divide: operator.truediv, np.floor_divide: operator.floordiv,
-    np.remainder: operator.mod, np.divmod: divmod, np.power: operator.pow,
-    np.matmul: operator.matmul, np.left_shift: operator.lshift,
-    np.right_shift: operator.rshift, np.bitwise_and: operator.and_,
-    np.bitwise_or: operator.or_, np.bitwise_xor: operator.xor, np.less: operator.lt,
-    np.less_equal: operator.le, np.greater: operator.gt, np.greater_equal: operator.ge,
-    np.equal: operator.eq, np.not_equal: operator.ne,
-}
 
 
 def _broadcast_shapes(shapes):
@@ -376,39 +363,3 @@ def _outer(ufunc, inputs, kwargs):
     if b.ndim:
         a = a[(Ellipsis,) + (None,) * b.ndim]
     return elementwise(ufunc, (a, b), kwargs)
-
-
-# -- the operators ----------------------------------------------------------------------------
-
-
-def binary(ufunc, a, b):
-    """``ufunc(a, b)`` for a Python operator, or NotImplemented if the other operand opted
-    out of ufuncs (``__array_ufunc__ = None``), as ``NDArrayOperatorsMixin`` does."""
-    other = type(b) if type(a) is BroadcastView else type(a)
-    if other in _PLAIN and ufunc.signature is None:
-        # What ufunc(a, b) would reach through NumPy's override protocol (__array_ufunc__,
-        # then array_ufunc: nothing defers, no out=), without its cost: about 10 us less per
-        # call, a fifth of a 512 x 512 float32 add (Zen 3).
-        return elementwise(ufunc, (a, b))
-    if other not in _PLAIN and getattr(other, "__array_ufunc__", _NDARRAY_UFUNC) is None:
-        return NotImplemented
-    if other not in _PLAIN and _keeps_its_type(other) and ufunc in _OPERATORS:
-        # ndarray's operator on the zero-copy arrays, which defers to the subclass's own
-        # (a masked array's __radd__ and its mask) as it does for np.broadcast_to arrays.
-        return _OPERATORS[ufunc](_as_numpy(a), _as_numpy(b))
-    return ufunc(a, b)
-
-
-def equality(ufunc, a, b):
-    """``==`` and ``!=``: elementwise; where NumPy has no loop for the dtypes, what
-    ``ndarray.__eq__`` answers on the zero-copy arrays (all False, or all True for ``!=``).
-    Structured views compare as ndarray's operator does, on the compact sources: field by
-    field, and a TypeError against anything but structured operands (``np.equal`` would
-    compare them as objects)."""
-    if a.dtype.kind == "V" if type(a) is BroadcastView else b.dtype.kind == "V":
-        return elementwise(operator.eq if ufunc is np.equal else operator.ne, (a, b))
-    try:
-        return binary(ufunc, a, b)
-    except TypeError:
-        a, b = _as_numpy(a), _as_numpy(b)
-        return a == b if ufunc is np.equal else a != b

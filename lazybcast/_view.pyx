@@ -51,18 +51,18 @@ cdef tuple _SHAPE_EMPTY = (0,)
 _NoValue = np._NoValue
 
 #: The duck-array modules, imported on first use (they import this module).
-cdef list _duck_modules = [None, None, None, None, None]
+cdef list _duck_modules = [None, None, None, None, None, None]
 
 
 cdef object _mod(int i):
     """1: lazybcast._ufuncs, 2: lazybcast._reductions, 3: lazybcast._functions,
-    4: lazybcast._moments."""
+    4: lazybcast._moments, 5: lazybcast._operators."""
     m = _duck_modules[i]
     if m is None:
         import importlib
         m = _duck_modules[i] = importlib.import_module(
             ("", "lazybcast._ufuncs", "lazybcast._reductions", "lazybcast._functions",
-             "lazybcast._moments")[i])
+             "lazybcast._moments", "lazybcast._operators")[i])
     return m
 
 
