@@ -137,13 +137,22 @@ def call(ufunc, inputs, kwargs):
 
 def _times(r, k):
     """``k`` equal terms ``r`` added as einsum adds them: integers wrap (``k`` cast to their
-    type first, so the product wraps as the sum would), booleans stay (a sum of booleans
-    is their ``or``), floats overflow to inf silently."""
+    type first, so the product wraps as the sum would), booleans stay (a sum of booleans is
+    their ``or``); floating values are multiplied in float64 or wider and rounded once,
+    complex ones part by part (``inf + 0j`` times ``k`` stays ``inf + 0j``), overflowing to
+    inf silently as NumPy's einsum does."""
     a = np.asarray(r)
-    if a.dtype.kind == "b":
+    kind = a.dtype.kind
+    if kind == "b":
         return r
     with np.errstate(over="ignore"):
-        p = np.multiply(a, np.array(k).astype(a.dtype))  # (wraps k as NumPy's cast does)
+        if kind in "iu":
+            p = np.multiply(a, np.array(k).astype(a.dtype))  # (wraps k as NumPy's cast does)
+        else:
+            p = np.empty_like(a)
+            for part, dst in ((a.real, p.real), (a.imag, p.imag)) if kind == "c" else ((a, p),):
+                wide = np.promote_types(part.dtype, np.float64)
+                np.multiply(part, np.array(k, wide), out=dst, dtype=wide, casting="unsafe")
     return np.asarray(p) if type(r) is np.ndarray else p[()]  # (a 0-d array stays one)
 
 

@@ -51,13 +51,31 @@ def binary(ufunc, a, b):
     return ufunc(a, b)
 
 
+#: Operands that a structured view compares with on its compact source (see equality).
+_STRUCTURED_PEERS = _PLAIN | {list, tuple}
+
+
+def _compares_as_ndarray(other):
+    """True unless ``other`` is an ndarray subclass (a masked array keeps its mask) or an
+    object that NumPy's operators defer to or dispatch on (``__array_ufunc__``,
+    ``__array_priority__``): those take the general path, as they did."""
+    t = type(other)
+    if t in _STRUCTURED_PEERS or isinstance(other, np.generic):
+        return True
+    if isinstance(other, np.ndarray):
+        return False
+    return not (hasattr(t, "__array_ufunc__") or hasattr(t, "__array_priority__"))
+
+
 def equality(ufunc, a, b):
     """``==`` and ``!=``: elementwise; where NumPy has no loop for the dtypes, what
     ``ndarray.__eq__`` answers on the zero-copy arrays (all False, or all True for ``!=``).
-    Structured views compare as ndarray's operator does, on the compact sources: field by
-    field, and a TypeError against anything but structured operands (``np.equal`` would
-    compare them as objects)."""
-    if a.dtype.kind == "V" if type(a) is BroadcastView else b.dtype.kind == "V":
+    A structured view compares as ndarray's operator does, on the compact sources: field by
+    field, and a TypeError against unstructured operands (``np.equal`` would compare them as
+    objects), unless the other operand is one ndarray's operator leaves to its own rules
+    (:func:`_compares_as_ndarray`)."""
+    view, other = (a, b) if type(a) is BroadcastView else (b, a)
+    if view.dtype.kind == "V" and _compares_as_ndarray(other):
         return elementwise(operator.eq if ufunc is np.equal else operator.ne, (a, b))
     try:
         return binary(ufunc, a, b)

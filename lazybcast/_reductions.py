@@ -201,13 +201,15 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
     if initial is not _NoValue and (empty or kind in ("same", "abs")):
         kwargs["initial"] = initial
     late = None
-    if (initial is not _NoValue and not empty and kind not in ("same", "abs") and out is not None
-            and dtype is not None and np.dtype(dtype) != out.dtype):
-        # NumPy starts from ``initial`` in ``dtype`` and casts into out last: compute in
-        # ``dtype``, once NumPy has checked the casting on an empty reduction into out's.
+    if (initial is not _NoValue and not empty and kind not in ("same", "abs")
+            and out is not None and dtype is not None and np.dtype(dtype) != out.dtype):
+        # NumPy writes ``initial`` into out (in out's dtype), then combines the values with
+        # it in ``dtype`` and casts the result into out: the values are reduced in ``dtype``
+        # here, once NumPy has checked the casting on an empty reduction into out's dtype.
         late = kwargs.pop("out")
-        cut = src[(slice(None),) * axes[0] + (slice(0, 0),)]
-        numpy_reduce(cut, axis=axes, keepdims=True, out=late, dtype=dtype)
+        cut = (slice(None),) * (axes[0] if axes else 0) + (slice(0, 0),)
+        numpy_reduce(src[cut], axis=axes, keepdims=True, out=late if axes else late[cut],
+                     dtype=dtype)  # (axis=(): elementwise, out as large as the source)
     if k > 1 and kind in ("times", "power") and src.dtype.kind in "biufc":
         r = _scaled(numpy_reduce, src, axes, kind, k, kwargs, dtype)
     else:
@@ -216,10 +218,14 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
             r = scale(r, kind, k)
     if not empty:
         if initial is not _NoValue and kind not in ("same", "abs"):
-            # NumPy converts ``initial`` itself (NEP 50: out of range raises): reduce nothing.
+            # NumPy converts ``initial`` itself (NEP 50: out of range raises), into out's
+            # dtype: reduce nothing into one. (With ``late``, it then joins the values in
+            # ``dtype``, as NumPy's loop reads it from out.)
             start = ufunc.reduce(np.empty(0, src.dtype), initial=initial,
-                                 out=np.empty((), r.dtype), **({} if dtype is None else
-                                                                {"dtype": dtype}))
+                                 out=np.empty((), r.dtype if late is None else late.dtype),
+                                 **({} if dtype is None else {"dtype": dtype}))
+            if late is not None:
+                start = start.astype(r.dtype)
             ufunc(start, r, out=r)  # initial first, as NumPy (strings do not commute)
     if late is not None:
         np.copyto(late, r, casting="unsafe")
@@ -394,13 +400,20 @@ def nanprod(view, axis=None, dtype=None, out=None, keepdims=False, initial=_NoVa
 
 
 def nanmin(view, axis=None, out=None, keepdims=False, initial=_NoValue, where=True):
-    """``np.nanmin(view)`` at source cost."""
-    return reduce(np.minimum, view, axis, None, out, keepdims, initial, where, nan=True)
+    """``np.nanmin(view)`` at source cost (``out`` may be a 1-tuple: NumPy's calls
+    ``np.fmin.reduce``)."""
+    return reduce(np.minimum, view, axis, None, _one_out(out), keepdims, initial, where,
+                  nan=True)
 
 
 def nanmax(view, axis=None, out=None, keepdims=False, initial=_NoValue, where=True):
-    """``np.nanmax(view)`` at source cost."""
-    return reduce(np.maximum, view, axis, None, out, keepdims, initial, where, nan=True)
+    """``np.nanmax(view)`` at source cost (``out`` may be a 1-tuple, as for ``nanmin``)."""
+    return reduce(np.maximum, view, axis, None, _one_out(out), keepdims, initial, where,
+                  nan=True)
+
+
+def _one_out(out):
+    return out[0] if type(out) is tuple and len(out) == 1 else out
 
 
 def nanargmin(view, axis=None, out=None, *, keepdims=False):

@@ -299,12 +299,20 @@ cdef class BroadcastView(_ArrayMethods):
     @real.setter
     def real(self, value):
         from lazybcast import _protocols
-        raise _protocols.read_only_attribute("real")
+        raise _protocols.read_only_attribute(self, "real")
+
+    @real.deleter
+    def real(self):
+        raise AttributeError("Cannot delete array real part")  # (NumPy's words)
 
     @imag.setter
     def imag(self, value):
         from lazybcast import _protocols
-        raise _protocols.read_only_attribute("imag")
+        raise _protocols.read_only_attribute(self, "imag")
+
+    @imag.deleter
+    def imag(self):
+        raise AttributeError("Cannot delete array imaginary part")
 
     def __repr__(self):
         held = self._source.size * self._source.dtype.itemsize

@@ -421,18 +421,29 @@ def test_einsum_sums_a_repeated_axis_once(monkeypatch, subscripts, source, shape
 
 @pytest.mark.parametrize("dtype, value", [
     (np.int8, 100), (np.uint8, 200), (np.int64, 2**62), (np.bool_, True), (np.float16, 60000.0),
-    (np.float32, 0.1), (np.complex64, 1 + 2j),
+    (np.float32, 0.1), (np.complex64, 1 + 2j), (np.float16, 0.0), (np.float16, 1e-3),
+    (np.complex128, np.inf), (np.complex64, complex(np.inf, -np.inf)), (np.float64, np.nan),
 ])
 def test_einsum_scaled_sums_wrap_and_overflow_as_numpys(dtype, value):
     """Integers wrap as NumPy's sum of the repeats does, booleans stay True, float16
-    overflows to inf without a warning (as NumPy's einsum does)."""
+    overflows to inf without a warning (as NumPy's einsum does); a size past float16's range
+    (90000 terms) scales a float16 value correctly (it was cast to float16 first: inf, or NaN
+    for 0), and infinite complex parts stay so (``inf + 0j`` gained a NaN part)."""
     source = np.full((1, 3), value, dtype)
-    view, ref = lazybcast.broadcast_to(source, (300, 3)), np.broadcast_to(source, (300, 3))
+    view = lazybcast.broadcast_to(source, (30000, 3))  # (90000 terms for "ij->")
+    ref = np.broadcast_to(source, (30000, 3))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         for subscripts in ("ij->j", "ij->", "ij"):
             got, want = np.einsum(subscripts, view), np.einsum(subscripts, ref)
             got = np.asarray(got)
             assert got.dtype == want.dtype and got.shape == want.shape
-            # (float32: NumPy's 300 float32 additions drift by 3e-6; one product does not)
-            np.testing.assert_allclose(got, want, rtol=1e-3 if dtype == np.float16 else 1e-5)
+            if got.dtype.kind not in "fc":
+                np.testing.assert_array_equal(got, want)
+                continue
+            # NumPy adds float16 and float32 terms in their own precision, and drifts (float16
+            # 0.001 x 90000: 8.0); lazybcast's is the sum in float64 rounded once.
+            wide = np.complex128 if got.dtype.kind == "c" else np.float64
+            with np.errstate(over="ignore"):  # (float16 60000 x 300: inf, as NumPy's)
+                exact = np.einsum(subscripts, ref.astype(wide)).astype(got.dtype)
+            np.testing.assert_allclose(got, exact, rtol=1e-3 if dtype == np.float16 else 1e-6)

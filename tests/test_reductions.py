@@ -113,19 +113,24 @@ def test_initial_comes_first_in_a_reduction_that_does_not_commute(axis):
 
 
 @pytest.mark.parametrize("ufunc", [np.bitwise_xor, np.bitwise_or, np.add, np.multiply])
-@pytest.mark.parametrize("source_dtype", ["?", "i1", "u2"])
-@pytest.mark.parametrize("axis", [0, 1, None])
-def test_initial_in_dtype_with_an_out_of_another_dtype(ufunc, source_dtype, axis):
-    """``initial`` with ``dtype=`` and an ``out=`` of another dtype: NumPy combines in
-    ``dtype`` and casts into ``out`` (a float out held the int result; it raised TypeError,
-    since the initial value was combined with the result in out's dtype)."""
-    source = (np.arange(3).reshape(3, 1) * 3 - 2).astype(source_dtype)
+@pytest.mark.parametrize("source_dtype", ["?", "i1", "u2", "f8"])
+@pytest.mark.parametrize("dtype, out_dtype", [("i8", "f8"), ("f8", "i8"), ("f4", "i2")])
+@pytest.mark.parametrize("initial", [-3, 0.5, 1.5])
+@pytest.mark.parametrize("axis", [0, 1, None, ()])
+def test_initial_with_dtype_and_an_out_of_another_dtype(ufunc, source_dtype, dtype, out_dtype,
+                                                        initial, axis):
+    """``initial`` with ``dtype=`` and an ``out=`` of another dtype: NumPy writes ``initial``
+    into out (in out's dtype), joins the values with it in ``dtype`` and casts the result
+    into out. (A float out raised TypeError for bitwise operations: the initial value was
+    joined with the result in out's dtype.)"""
+    source = (np.arange(3).reshape(3, 1) * 3 - 2).astype(source_dtype) / (
+        2 if source_dtype == "f8" else 1)
     view = lazybcast.broadcast_to(source, (3, 4))
-    shape = () if axis is None else (4,) if axis == 0 else (3,)
-    got_out, want_out = np.zeros(shape), np.zeros(shape)
-    got = outcome(ufunc.reduce, view, axis=axis, initial=-3, dtype="i8", out=got_out)
-    want = outcome(ufunc.reduce, np.broadcast_to(source, (3, 4)), axis=axis, initial=-3,
-                   dtype="i8", out=want_out)
+    shape = {0: (4,), 1: (3,), None: (), (): (3, 4)}[axis]
+    got_out, want_out = np.zeros(shape, out_dtype), np.zeros(shape, out_dtype)
+    got = outcome(ufunc.reduce, view, axis=axis, initial=initial, dtype=dtype, out=got_out)
+    want = outcome(ufunc.reduce, np.broadcast_to(source, (3, 4)), axis=axis, initial=initial,
+                   dtype=dtype, out=want_out)
     if not raised_alike(got, want):
         np.testing.assert_array_equal(got_out, want_out)
         assert got[1] is got_out
@@ -865,6 +870,7 @@ def test_a_list_of_axes_is_numpys_answer(call):
 
 _CALLS = {
     "sum": lambda x, **k: x.sum(axis=0, **k), "max": lambda x, **k: x.max(axis=0, **k),
+    "np.nanmax": lambda x, **k: np.nanmax(x, 0, **k), "np.nanmin": lambda x, **k: np.nanmin(x, 0, **k),
     "any": lambda x, **k: x.any(axis=0, **k), "mean": lambda x, **k: x.mean(axis=0, **k),
     "std": lambda x, **k: x.std(axis=0, **k), "np.nansum": lambda x, **k: np.nansum(x, 0, **k),
     "np.add.reduce": lambda x, **k: np.add.reduce(x, 0, **k),
@@ -886,8 +892,9 @@ def test_keepdims_is_read_as_numpy_reads_it(call, keepdims):
 
 @pytest.mark.parametrize("call", sorted(_CALLS))
 def test_out_as_a_tuple(call):
-    """``np.add.reduce(v, out=(a,))`` takes a 1-tuple, as every ufunc method does; ndarray's
-    methods and NumPy's functions refuse one with TypeError (the methods took it)."""
+    """``np.add.reduce(v, out=(a,))`` takes a 1-tuple, as every ufunc method does, and so do
+    ``np.nanmax`` / ``np.nanmin`` (NumPy's call ``np.fmax.reduce``); ndarray's methods and
+    the other functions refuse one with TypeError (the methods took it)."""
     source = np.arange(3.0)
     got_out, want_out = np.zeros(3), np.zeros(3)
     got = outcome(_CALLS[call], lazybcast.broadcast_to(source, (2, 3)), out=(got_out,))

@@ -459,3 +459,42 @@ def test_structured_comparisons_are_ndarrays(op, other):
         np.testing.assert_array_equal(np.asarray(got[1]), want[1])
     else:
         assert got[1] is want[1]
+
+
+class _Priority:
+    """An array-like that NumPy's operators defer to (``__array_priority__``)."""
+
+    __array_priority__ = 100
+
+    def __array__(self, dtype=None, copy=None):
+        return np.array([(1, 0.0), (2, 0.0)], _PAIR)
+
+
+class _OwnUfuncs:
+    """An object with its own ``__array_ufunc__`` that handles nothing."""
+
+    def __array_ufunc__(self, *args, **kwargs):
+        return NotImplemented
+
+
+@pytest.mark.parametrize("make", [
+    lambda s: np.ma.array(s, mask=[(1, 1), (0, 0)]), lambda s: s.view(np.recarray),
+    lambda s: _Priority(), lambda s: _OwnUfuncs(),
+])
+@pytest.mark.parametrize("op", [operator.eq, operator.ne])
+def test_structured_comparisons_keep_numpys_deferrals(op, make):
+    """A masked array (its mask), a recarray, an object NumPy defers to and one with its own
+    ``__array_ufunc__`` get what ndarray's operator gives them (the structured path took
+    them as plain operands: the mask was lost, and the last two gave TypeError or a bare
+    bool)."""
+    source = np.array([(1, 0.0), (2, 0.0)], _PAIR)
+    got = outcome(op, lazybcast.broadcast_to(source, (3, 2)), make(source))
+    want = outcome(op, np.broadcast_to(source, (3, 2)), make(source))
+    assert got[0] == want[0], (got, want)
+    if got[0] == "error":
+        assert got[1] is want[1]
+        return
+    assert type(got[1]) is type(want[1])
+    np.testing.assert_array_equal(np.ma.getdata(got[1]), np.ma.getdata(want[1]))
+    assert np.array_equal(np.ma.getmaskarray(got[1]), np.ma.getmaskarray(want[1]))
+

@@ -1,6 +1,7 @@
 """BroadcastView's attributes, repr, ``__array__`` and the protocols it must not export."""
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -238,9 +239,13 @@ def test_assigning_real_or_imag_raises_value_error(name, dtype):
     attribute could not be assigned on any array)."""
     ref = np.broadcast_to(np.arange(3, dtype=dtype), (2, 3))
     view = lazybcast.broadcast_to(np.arange(3, dtype=dtype), (2, 3))
-    if dtype is np.complex128:
-        with pytest.raises(ValueError, match="read-only"):
-            setattr(ref, name, 1)
-    with pytest.raises(ValueError, match=f"BroadcastView.{name} cannot be assigned"):
-        setattr(view, name, 1)
+    try:
+        setattr(ref, name, 1)
+    except (TypeError, ValueError) as error:  # (TypeError: the imaginary part of a real one)
+        with pytest.raises(type(error), match=re.escape(str(error)) if type(error) is
+                           TypeError else f"BroadcastView.{name} cannot be assigned"):
+            setattr(view, name, 1)
+    for target in (ref, view):  # NumPy's AttributeError (it was NotImplementedError)
+        with pytest.raises(AttributeError, match="Cannot delete array"):
+            delattr(target, name)
     np.testing.assert_array_equal(np.asarray(getattr(view, name)), getattr(ref, name))
