@@ -83,6 +83,10 @@ def _torch_stack(t):
     return load_torch().stack(_items(t))
 
 
+def _torch_einsum(subscripts, *tensors):
+    return load_torch().einsum(subscripts, *tensors)
+
+
 def _build():
     f4, f8 = np.float32, np.float64
 
@@ -100,6 +104,10 @@ def _build():
             lambda v: np.nanmean(v, axis=0), lambda t: t.nanmean(dim=0), quick)
         _case("v.argmax()", [((1, 1024), (rows, 1024))], f8,
             lambda v: v.argmax(), lambda t: t.argmax(), quick)
+    for rows, quick in ((8192, True), (131072, False)):  # a summed axis that repeats
+        # (float64: NumPy's and torch's float32 sums of 10^4 equal terms drift past rtol)
+        _case('np.einsum("ij->j", v)', [((1, 1024), (rows, 1024))], f8,
+            lambda v: np.einsum("ij->j", v), lambda t: _torch_einsum("ij->j", t), quick)
     for rows, quick in ((4096, True), (16384, False)):  # every row sorted alike
         _case("np.sort(v, axis=1)", [((1, 1024), (rows, 1024))], f4,
             lambda v: np.sort(v, axis=1), lambda t: t.sort(dim=1).values, quick)
