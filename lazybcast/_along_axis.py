@@ -1,6 +1,6 @@
 """NumPy functions along an axis at source cost: ``np.sort``, ``np.argsort``, ``np.cumsum``,
-``np.cumprod`` (and ``ufunc.accumulate``), ``np.diff``, ``np.median``, ``np.nanmedian`` and
-``np.unique``.
+``np.cumprod`` (and ``ufunc.accumulate``), ``np.diff``, ``np.median``, ``np.nanmedian``, the
+quantiles (``np.percentile``, ``np.quantile`` and their ``nan`` variants) and ``np.unique``.
 
 A view repeats its source along its broadcast axes, so along an axis where the source is
 **not** repeated, each lane of the view is a lane of the source: the function runs on the
@@ -14,6 +14,11 @@ source and the result is broadcast again. Along a **repeated** axis the lane hol
   and the middle of such a sorted sequence holds the source's middle values (for an even
   number of repeats, the source's values twice: NumPy then averages a middle value with
   itself, which overflows where it does);
+- a quantile over it (every reduced axis repeated) is NumPy's quantile of two copies of the
+  value: each of NumPy's methods joins equal neighbours into the same value whatever their
+  count (``inf - inf`` is NaN in the interpolating ones at any count); over axes none of which
+  repeats, it is the source lane's; a lane that mixes both (each source value ``k`` times
+  among others) goes to NumPy;
 - ``np.unique`` sees each source value ``k`` times: the source's unique values, and its
   counts times ``k``.
 
@@ -42,8 +47,8 @@ from numpy.lib.array_utils import normalize_axis_index
 from lazybcast._reductions import _axes, _finish, _repeats
 from lazybcast._view import BroadcastView, make_view
 
-__all__ = ["accumulate", "argsort", "cumprod", "cumsum", "diff", "median", "nanmedian", "sort",
-           "unique"]
+__all__ = ["accumulate", "argsort", "cumprod", "cumsum", "diff", "median", "nanmedian",
+           "nanpercentile", "nanquantile", "percentile", "quantile", "sort", "unique"]
 
 _NoValue = np._NoValue
 
@@ -168,6 +173,74 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=_NoValue):
     """``np.nanmedian`` over any axes: the source's (NaNs repeat as often as the rest)."""
     return _median(np.nanmedian, a, axis, out, overwrite_input,
                    False if keepdims is _NoValue else keepdims)
+
+
+def _quantile(func, a, q, axis, out, overwrite_input, method, keepdims, weights,
+              interpolation):
+    """``func(a, q, ...)`` for NumPy's quantile functions: the source's lanes where no
+    reduced axis repeats; where every reduced axis repeats, each lane is one value ``k``
+    times, and every method of NumPy's joins equal neighbours into the same value whatever
+    ``k`` is (``inf`` minus itself is NaN for all ``k``): the source twice along those axes.
+    NotImplemented (NumPy's, on the zero-copy arrays) when a lane mixes both, and for
+    ``out=``, ``weights=``, the deprecated ``interpolation=`` and empty views."""
+    if (type(a) is not BroadcastView or out is not None or overwrite_input or a.ndim == 0
+            or a.size == 0 or type(axis) is bool or weights is not None
+            or interpolation is not None or a.dtype.kind not in "biufc"):
+        return NotImplemented
+    if type(axis) is list:
+        axis = tuple(axis)  # (NumPy's quantiles take a list of axes)
+    try:
+        axes = _axes(axis, a.ndim)
+    except (TypeError, ValueError):
+        return NotImplemented
+    if func in (np.nanquantile, np.nanpercentile) and np.ndim(q) > 1:
+        return NotImplemented  # (NumPy's NaN quantiles place a q of 2+ axes by their own rule)
+    src = a._source
+    repeated = [d for d in axes if src.shape[d] == 1 and a.shape[d] > 1]
+    if repeated and any(src.shape[d] > 1 for d in axes):
+        return NotImplemented  # (each source value k times in a lane of several values)
+    if repeated:
+        src = np.broadcast_to(src, tuple(2 if d in repeated else n
+                                         for d, n in enumerate(src.shape)))
+    r = np.asarray(func(src, q, axis=axes, method=method, keepdims=True))
+    lead = r.ndim - a.ndim  # (q's axes come first)
+    if keepdims:
+        shape = r.shape[:lead] + tuple(1 if d in axes else n for d, n in enumerate(a.shape))
+    else:
+        r = r.reshape(r.shape[:lead] + tuple(n for d, n in enumerate(r.shape[lead:])
+                                             if d not in axes))
+        shape = r.shape[:lead] + tuple(n for d, n in enumerate(a.shape) if d not in axes)
+    if not shape:
+        return r[()]
+    return make_view(r, r.shape, shape, "numpy")
+
+
+def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+               keepdims=False, *, weights=None, interpolation=None):
+    """``np.percentile`` at source cost where it can be (see :func:`_quantile`)."""
+    return _quantile(np.percentile, a, q, axis, out, overwrite_input, method, keepdims,
+                     weights, interpolation)
+
+
+def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+             keepdims=False, *, weights=None, interpolation=None):
+    """``np.quantile`` at source cost where it can be (see :func:`_quantile`)."""
+    return _quantile(np.quantile, a, q, axis, out, overwrite_input, method, keepdims,
+                     weights, interpolation)
+
+
+def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                  keepdims=_NoValue, *, weights=None, interpolation=None):
+    """``np.nanpercentile`` at source cost where it can be (see :func:`_quantile`)."""
+    return _quantile(np.nanpercentile, a, q, axis, out, overwrite_input, method,
+                     False if keepdims is _NoValue else keepdims, weights, interpolation)
+
+
+def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                keepdims=_NoValue, *, weights=None, interpolation=None):
+    """``np.nanquantile`` at source cost where it can be (see :func:`_quantile`)."""
+    return _quantile(np.nanquantile, a, q, axis, out, overwrite_input, method,
+                     False if keepdims is _NoValue else keepdims, weights, interpolation)
 
 
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None,

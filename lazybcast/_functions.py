@@ -26,7 +26,7 @@ The functions in :data:`LAZY` keep a view lazy:
   ``np.einsum``;
 - the functions along an axis of :mod:`lazybcast._along_axis` (``np.sort``, ``np.argsort``,
   ``np.cumsum``, ``np.cumprod``, ``np.diff``, ``np.median``, ``np.nanmedian``,
-  ``np.unique``);
+  ``np.percentile``, ``np.quantile`` and their ``nan`` variants, ``np.unique``);
 - joins and repeats (:mod:`lazybcast._joining`): ``np.concatenate``, ``np.stack``,
   ``np.vstack``, ``np.hstack``, ``np.atleast_1d`` / ``2d`` / ``3d``, ``np.tile``,
   ``np.repeat``.
@@ -38,8 +38,9 @@ which is ``np.broadcast_to`` of the source (no copy).
 >>> v = lazybcast.broadcast_to(np.arange(3.0), (1000, 3))
 >>> np.transpose(v).source.shape, np.sum(v, axis=0).source.shape
 ((3, 1), (3,))
->>> np.percentile(v, 50, axis=0)  # not lazy: NumPy's own on the zero-copy arrays
-array([0., 1., 2.])
+>>> np.gradient(v, axis=1)[:2]  # not lazy: NumPy's own on the zero-copy arrays
+array([[1., 1., 1.],
+       [1., 1., 1.]])
 """
 
 import numpy as np
@@ -310,6 +311,10 @@ del _name
 for _func, _impl in ((np.sort, _along_axis.sort), (np.argsort, _along_axis.argsort),
                      (np.cumsum, _along_axis.cumsum), (np.cumprod, _along_axis.cumprod),
                      (np.diff, _along_axis.diff), (np.median, _along_axis.median),
-                     (np.nanmedian, _along_axis.nanmedian), (np.unique, _along_axis.unique)):
+                     (np.nanmedian, _along_axis.nanmedian), (np.unique, _along_axis.unique),
+                     (np.percentile, _along_axis.percentile),
+                     (np.quantile, _along_axis.quantile),
+                     (np.nanpercentile, _along_axis.nanpercentile),
+                     (np.nanquantile, _along_axis.nanquantile)):
     LAZY[_func] = _impl
 del _func, _impl

@@ -1,5 +1,5 @@
 """NumPy's functions along an axis on views (``np.sort``, ``np.argsort``, ``np.cumsum``,
-``np.cumprod``, ``np.diff``, ``np.median``, ``np.nanmedian``, ``np.unique``): NumPy on the
+``np.cumprod``, ``np.diff``, ``np.median``, ``np.nanmedian``, the quantiles, ``np.unique``): NumPy on the
 ``np.broadcast_to`` equivalents is the oracle for values, dtypes, shapes and errors; the
 results are views over the source's lanes where the module promises it."""
 
@@ -104,6 +104,48 @@ def test_medians_are_the_sources(name, data):
     func = getattr(np, name)
     same(outcome(func, view, axis=axis, keepdims=keepdims),
          outcome(func, ref, axis=axis, keepdims=keepdims))
+
+
+_METHODS = ["linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf",
+            "averaged_inverted_cdf", "closest_observation", "interpolated_inverted_cdf",
+            "hazen", "weibull", "median_unbiased", "normal_unbiased"]
+
+
+@given(data=st.data())
+@pytest.mark.parametrize("name", ["quantile", "nanquantile", "percentile", "nanpercentile"])
+def test_quantiles_are_numpys(name, data):
+    """Every method, scalar and array ``q``, any axes: NumPy's values, dtypes and errors
+    (lazily where no lane mixes repeated and distinct values)."""
+    view, ref = data.draw(views(dtype=data.draw(ORDERABLE.filter(lambda d: d.kind != "b"))))
+    axis = data.draw(st.one_of(st.none(), st.integers(-view.ndim, max(view.ndim - 1, 0)),
+                               st.lists(st.integers(0, max(view.ndim - 1, 0)), min_size=1,
+                                        max_size=2, unique=True).map(tuple)))
+    q = data.draw(st.sampled_from([0.5, 0.0, 1.0, [0.1, 0.9], [[0.25], [1.0]], 1.5]))
+    q = np.asarray(q) * (100 if "percentile" in name else 1)
+    kwargs = {"axis": axis, "keepdims": data.draw(st.booleans()),
+              "method": data.draw(st.sampled_from(_METHODS))}
+    func = getattr(np, name)
+    same(outcome(func, view, q, **kwargs), outcome(func, ref, q, **kwargs))
+
+
+@pytest.mark.parametrize("value", [2.5, np.inf, -np.inf, np.nan])
+@pytest.mark.parametrize("method", _METHODS)
+def test_quantiles_along_repeated_axes_cost_the_source(value, method):
+    """A lane of one value repeated k times: NumPy's answer for any k is its answer for
+    two copies (``inf`` minus itself is NaN in the interpolating methods, at any k); the
+    view's is computed on two copies, not on 10^6."""
+    v = lazybcast.broadcast_to(np.array([[value], [1.0]]), (2, 10**6))
+    with np.errstate(invalid="ignore"):  # (inf - inf, in both)
+        got = np.quantile(v, [0.0, 0.3, 1.0], axis=1, method=method)
+        want = np.quantile(np.broadcast_to(np.array([[value], [1.0]]), (2, 10**3)),
+                           [0.0, 0.3, 1.0], axis=1, method=method)
+    assert type(got) is BroadcastView and got.source.size == 6
+    np.testing.assert_array_equal(got.materialize(), want)
+    rows = lazybcast.broadcast_to(np.array([3.0, 1.0, value]), (10**6, 3))
+    with np.errstate(invalid="ignore"):
+        assert np.percentile(rows, 50, axis=0, method=method).source.shape == (3,)
+        # along an axis that does not repeat: each lane is a source lane
+        assert np.percentile(rows, 50, axis=1, method=method).source.shape == (1,)
 
 
 @given(data=st.data())
