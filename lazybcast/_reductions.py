@@ -198,39 +198,62 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
     kwargs = _temp(src, axes, out)
     if dtype is not None:
         kwargs["dtype"] = dtype
-    if initial is not _NoValue and (empty or kind in ("same", "abs")):
+    late = None if empty else _late_out(ufunc, numpy_reduce, src, axes, out, dtype)
+    if late is not None:
+        # NumPy's loop runs in another dtype than out's: it writes ``initial`` into out (in
+        # out's dtype), joins the values with it in the loop's dtype and casts the result
+        # into out. The values are reduced in the loop's dtype here, cast into out once.
+        del kwargs["out"]
+        kwargs["dtype"] = loop = late[1]
+        late = late[0]
+    elif initial is not _NoValue and (empty or kind in ("same", "abs")):
         kwargs["initial"] = initial
-    late = None
-    if (initial is not _NoValue and not empty and kind not in ("same", "abs")
-            and out is not None and dtype is not None and np.dtype(dtype) != out.dtype):
-        # NumPy writes ``initial`` into out (in out's dtype), then combines the values with
-        # it in ``dtype`` and casts the result into out: the values are reduced in ``dtype``
-        # here, once NumPy has checked the casting on an empty reduction into out's dtype.
-        late = kwargs.pop("out")
-        cut = (slice(None),) * (axes[0] if axes else 0) + (slice(0, 0),)
-        numpy_reduce(src[cut], axis=axes, keepdims=True, out=late if axes else late[cut],
-                     dtype=dtype)  # (axis=(): elementwise, out as large as the source)
     if k > 1 and kind in ("times", "power") and src.dtype.kind in "biufc":
-        r = _scaled(numpy_reduce, src, axes, kind, k, kwargs, dtype)
+        r = _scaled(numpy_reduce, src, axes, kind, k, kwargs, kwargs.get("dtype"))
     else:
         r = numpy_reduce(src, axis=axes, keepdims=True, **kwargs)
         if k > 1:
             r = scale(r, kind, k)
-    if not empty:
-        if initial is not _NoValue and kind not in ("same", "abs"):
-            # NumPy converts ``initial`` itself (NEP 50: out of range raises), into out's
-            # dtype: reduce nothing into one. (With ``late``, it then joins the values in
-            # ``dtype``, as NumPy's loop reads it from out.)
-            start = ufunc.reduce(np.empty(0, src.dtype), initial=initial,
-                                 out=np.empty((), r.dtype if late is None else late.dtype),
-                                 **({} if dtype is None else {"dtype": dtype}))
-            if late is not None:
-                start = start.astype(r.dtype)
-            ufunc(start, r, out=r)  # initial first, as NumPy (strings do not commute)
+    if initial is not _NoValue and not empty and (late is not None
+                                                   or kind not in ("same", "abs")):
+        # NumPy converts ``initial`` itself (NEP 50: out of range raises), into out's dtype:
+        # reduce nothing into one. (With ``late``, the loop then reads it in its dtype.)
+        start = ufunc.reduce(np.empty(0, src.dtype), initial=initial,
+                             out=np.empty((), r.dtype if late is None else late.dtype),
+                             **({} if dtype is None else {"dtype": dtype}))
+        if late is not None:
+            start = start.astype(loop)
+        ufunc(start, r, out=r)  # initial first, as NumPy (strings do not commute)
     if late is not None:
         np.copyto(late, r, casting="unsafe")
         r = late
     return _finish(r, view, axes, keepdims, out)
+
+
+def _late_out(ufunc, numpy_reduce, src, axes, out, dtype):
+    """``(out's temporary, the loop's dtype)`` when NumPy's reduction into ``out`` runs its
+    loop in another dtype than out's (``dtype=``, or a source of a wider kind: float64 values
+    summed into an int8 out are added in float64), once NumPy has checked the casting on a
+    reduction of one element along the first reduced axis (empty, it would raise for
+    ufuncs without an identity); else None."""
+    if out is None:
+        return None
+    if dtype is not None:
+        loop = np.dtype(dtype)
+    else:
+        try:
+            loop = ufunc.resolve_dtypes((out.dtype, src.dtype, None), casting="unsafe",
+                                        reduction=True)[2]
+        except (TypeError, ValueError):
+            return None  # (NumPy's own error follows, from the reduction itself)
+    temp = _temp(src, axes, out)["out"]
+    if loop == temp.dtype:
+        return None
+    cut = (slice(None),) * (axes[0] if axes else 0) + (slice(0, 1),)
+    with np.errstate(all="ignore"):  # (one element, written over later)
+        numpy_reduce(src[cut], axis=axes, keepdims=True, out=temp if axes else temp[cut],
+                     **({} if dtype is None else {"dtype": dtype}))  # (axis=(): elementwise)
+    return temp, loop
 
 
 def _scaled(numpy_reduce, src, axes, kind, k, kwargs, dtype):
@@ -295,8 +318,8 @@ def _whole_call(view, axis, out, keepdims, where):
 def ufunc_reduce(ufunc, inputs, kwargs):
     """``ufunc.reduce`` from ``__array_ufunc__``: lazy for a view, NumPy's otherwise."""
     out = kwargs.get("out")
-    if len(inputs) != 1 or type(inputs[0]) is not BroadcastView or (
-            type(out) is tuple and len(out) != 1):
+    if len(inputs) != 1 or type(inputs[0]) is not BroadcastView or (type(out) is tuple and (
+            len(out) != 1 or type(out[0]) not in (np.ndarray, BroadcastView))):
         from lazybcast._ufuncs import _numpy as numpy_method
 
         return numpy_method(ufunc, "reduce", inputs, kwargs)
@@ -402,18 +425,22 @@ def nanprod(view, axis=None, dtype=None, out=None, keepdims=False, initial=_NoVa
 def nanmin(view, axis=None, out=None, keepdims=False, initial=_NoValue, where=True):
     """``np.nanmin(view)`` at source cost (``out`` may be a 1-tuple: NumPy's calls
     ``np.fmin.reduce``)."""
-    return reduce(np.minimum, view, axis, None, _one_out(out), keepdims, initial, where,
-                  nan=True)
+    return _nan_extreme("nanmin", np.minimum, view, axis, out, keepdims, initial, where)
 
 
 def nanmax(view, axis=None, out=None, keepdims=False, initial=_NoValue, where=True):
     """``np.nanmax(view)`` at source cost (``out`` may be a 1-tuple, as for ``nanmin``)."""
-    return reduce(np.maximum, view, axis, None, _one_out(out), keepdims, initial, where,
-                  nan=True)
+    return _nan_extreme("nanmax", np.maximum, view, axis, out, keepdims, initial, where)
 
 
-def _one_out(out):
-    return out[0] if type(out) is tuple and len(out) == 1 else out
+def _nan_extreme(name, ufunc, view, axis, out, keepdims, initial, where):
+    if type(out) is tuple:
+        if len(out) != 1 or type(out[0]) not in (np.ndarray, BroadcastView):
+            # (NumPy's own error: a tuple of another length, or of something not an array)
+            return _numpy(name, view, axis=axis, out=out, keepdims=keepdims, initial=initial,
+                          where=where)
+        out = out[0]
+    return reduce(ufunc, view, axis, None, out, keepdims, initial, where, nan=True)
 
 
 def nanargmin(view, axis=None, out=None, *, keepdims=False):
