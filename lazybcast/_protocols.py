@@ -173,7 +173,10 @@ def read_only_attribute(view, name):
     """The error for assigning ``view.real`` or ``view.imag``: NumPy's ``ValueError`` for a
     read-only array (``TypeError`` for the imaginary part of a real view, as NumPy's)."""
     if name == "imag" and view.dtype.kind != "c":
-        return TypeError("array does not have imaginary part to set")
+        try:  # NumPy's own TypeError, in its own words (they differ between versions)
+            np.empty(0, view.dtype).imag = 0
+        except TypeError as error:
+            return error
     return ValueError(
         f"BroadcastView.{name} cannot be assigned: a BroadcastView is read-only (its elements "
         f"share memory with the broadcast source); assign into view.materialize() instead"
