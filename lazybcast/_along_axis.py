@@ -45,6 +45,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
 from lazybcast._reductions import _axes, _finish, _repeats
+from lazybcast._reductions import _repeated as _repeated_axes
 from lazybcast._view import BroadcastView, make_view
 
 __all__ = ["accumulate", "argsort", "cumprod", "cumsum", "diff", "median", "nanmedian",
@@ -139,19 +140,24 @@ def diff(a, n=1, axis=-1, prepend=_NoValue, append=_NoValue):
                      "numpy")
 
 
-def _median(func, a, axis, out, overwrite_input, keepdims):
+def _order_axes(a, axis, out, overwrite_input):
+    """The reduced axes of a median or quantile computed on the source, or None for NumPy's
+    own (not a view, ``out=``, ``overwrite_input``, 0-d or empty views, non-numbers, a bool or
+    invalid axis). NumPy's medians and quantiles take a list of axes; its reductions do not."""
     if (type(a) is not BroadcastView or out is not None or overwrite_input or a.ndim == 0
-            or a.size == 0 or type(axis) is bool
-            or a.dtype.kind not in "biufc" or (func is np.nanmedian and a.dtype.kind == "f"
-                                              and a.dtype.itemsize == 2)):
+            or a.size == 0 or type(axis) is bool or a.dtype.kind not in "biufc"):
+        return None
+    try:
+        return _axes(tuple(axis) if type(axis) is list else axis, a.ndim)
+    except (TypeError, ValueError):
+        return None
+
+
+def _median(func, a, axis, out, overwrite_input, keepdims):
+    axes = _order_axes(a, axis, out, overwrite_input)
+    if axes is None or (func is np.nanmedian and a.dtype.kind == "f" and a.dtype.itemsize == 2):
         # (float16 nanmedian: NumPy averages the middle values by a method that depends on
         # the array's size, and the source's size is not the view's.)
-        return NotImplemented
-    if type(axis) is list:
-        axis = tuple(axis)  # (NumPy's median takes a list of axes; its reductions do not)
-    try:
-        axes = _axes(axis, a.ndim)
-    except (TypeError, ValueError):
         return NotImplemented
     src = a._source
     k = _repeats(a, src, axes)
@@ -183,20 +189,13 @@ def _quantile(func, a, q, axis, out, overwrite_input, method, keepdims, weights,
     ``k`` is (``inf`` minus itself is NaN for all ``k``): the source twice along those axes.
     NotImplemented (NumPy's, on the zero-copy arrays) when a lane mixes both, and for
     ``out=``, ``weights=``, the deprecated ``interpolation=`` and empty views."""
-    if (type(a) is not BroadcastView or out is not None or overwrite_input or a.ndim == 0
-            or a.size == 0 or type(axis) is bool or weights is not None
-            or interpolation is not None or a.dtype.kind not in "biufc"):
-        return NotImplemented
-    if type(axis) is list:
-        axis = tuple(axis)  # (NumPy's quantiles take a list of axes)
-    try:
-        axes = _axes(axis, a.ndim)
-    except (TypeError, ValueError):
+    axes = _order_axes(a, axis, out, overwrite_input)
+    if axes is None or weights is not None or interpolation is not None:
         return NotImplemented
     if func in (np.nanquantile, np.nanpercentile) and np.ndim(q) > 1:
         return NotImplemented  # (NumPy's NaN quantiles place a q of 2+ axes by their own rule)
     src = a._source
-    repeated = [d for d in axes if src.shape[d] == 1 and a.shape[d] > 1]
+    repeated = _repeated_axes(a, src, axes)
     if repeated and any(src.shape[d] > 1 for d in axes):
         return NotImplemented  # (each source value k times in a lane of several values)
     if repeated:

@@ -38,6 +38,7 @@ import re
 
 import numpy as np
 
+from lazybcast._repetition import narrow, times, wide
 from lazybcast._ufuncs import ARRAYS, _as_numpy, _broadcast_shapes, _compact, _rank
 from lazybcast._view import BroadcastView, make_view
 
@@ -136,24 +137,16 @@ def call(ufunc, inputs, kwargs):
 
 
 def _times(r, k):
-    """``k`` equal terms ``r`` added as einsum adds them: integers wrap (``k`` cast to their
-    type first, so the product wraps as the sum would), booleans stay (a sum of booleans is
-    their ``or``); floating values are multiplied in float64 or wider and rounded once,
-    complex ones part by part (``inf + 0j`` times ``k`` stays ``inf + 0j``), overflowing to
-    inf silently as NumPy's einsum does."""
+    """``k`` equal terms ``r`` added as einsum adds them: :func:`lazybcast._repetition.times`
+    (integers wrap as the sum would, booleans stay, complex values part by part) on a copy,
+    narrow floats in float64 and rounded once, overflowing to inf silently as NumPy's einsum
+    does."""
     a = np.asarray(r)
-    kind = a.dtype.kind
-    if kind == "b":
-        return r
+    dtype = a.dtype
     with np.errstate(over="ignore"):
-        if kind in "iu":
-            p = np.multiply(a, np.array(k).astype(a.dtype))  # (wraps k as NumPy's cast does)
-        else:
-            p = np.empty_like(a)
-            for part, dst in ((a.real, p.real), (a.imag, p.imag)) if kind == "c" else ((a, p),):
-                wide = np.promote_types(part.dtype, np.float64)
-                np.multiply(part, np.array(k, wide), out=dst, dtype=wide, casting="unsafe")
-    return np.asarray(p) if type(r) is np.ndarray else p[()]  # (a 0-d array stays one)
+        p = times(np.array(a, dtype=wide(dtype) if narrow(dtype) else dtype), k)
+        p = p.astype(dtype, copy=False)
+    return p if type(r) is np.ndarray else p[()]  # (a 0-d array stays one)
 
 
 def einsum(*operands, out=None, optimize=False, **kwargs):
@@ -202,9 +195,11 @@ def einsum(*operands, out=None, optimize=False, **kwargs):
     if not set(output) <= set(letters):
         return NotImplemented
     compact = [_compact(x)[0] for x in arrays]  # (a 0-d operand: itself or its source)
+    def repeats(c):  # every operand that has letter c repeats along it
+        return all(a.shape[t.index(c)] == 1 for t, a in zip(terms, compact) if c in t)
+
     # (An empty output axis is computed empty: no element NumPy would not compute.)
-    once = {c for c in output if sizes[c] and
-            all(a.shape[t.index(c)] == 1 for t, a in zip(terms, compact) if c in t)}
+    once = {c for c in output if sizes[c] and repeats(c)}
     # A summed letter along which every operand that has it repeats adds up that many equal
     # terms: it is summed once and the result scaled. Not for objects, whose + may not be a
     # product; nor along a path of pairwise steps (optimize=), whose dtypes (each step wraps
@@ -214,8 +209,7 @@ def einsum(*operands, out=None, optimize=False, **kwargs):
     if summed and (optimize is False or len(compact) == 1) and not any(
             np.asarray(a).dtype.kind == "O" for a in compact) and (
             dtype is None or np.dtype(dtype).kind != "O"):
-        summed = {c for c in summed if sizes[c] > 1 and
-                  all(a.shape[t.index(c)] == 1 for t, a in zip(terms, compact) if c in t)}
+        summed = {c for c in summed if sizes[c] > 1 and repeats(c)}
     else:
         summed = set()
     once |= summed
