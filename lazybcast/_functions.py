@@ -48,7 +48,7 @@ import numpy as np
 from lazybcast import _along_axis, _elementwise, _gufuncs, _joining, _nonzero
 from lazybcast import _layout as _layout_module
 from lazybcast import _reshape as _reshape_module
-from lazybcast import _moments, _reductions, _take
+from lazybcast import _arg_reductions, _moments, _reductions, _take
 from lazybcast._ufuncs import ARRAYS, _as_numpy
 from lazybcast._view import BroadcastView
 
@@ -99,7 +99,8 @@ def fallback(func, args, kwargs):
 
 
 def _reduction(name):
-    method = getattr(_moments if name in _moments.__all__ else _reductions, name)
+    module = next(m for m in (_moments, _arg_reductions, _reductions) if name in m.__all__)
+    method = getattr(module, name)
 
     def impl(a, *args, **kwargs):
         if type(a) is not BroadcastView:

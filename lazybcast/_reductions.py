@@ -26,7 +26,7 @@ import builtins
 import operator
 
 import numpy as np
-from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
+from numpy.lib.array_utils import normalize_axis_tuple
 
 from lazybcast._repetition import (KIND, narrow, reported, rounded, rounded_scalar, scale,
                                    wide)
@@ -34,8 +34,8 @@ from lazybcast._ufuncs import _check_writeable
 from lazybcast._view import BroadcastView, make_view
 
 __all__ = [
-    "all", "any", "argmax", "argmin", "max", "min", "nanargmax", "nanargmin", "nanmax", "nanmin",
-    "nanprod", "nansum", "prod", "reduce", "sum", "ufunc_reduce",
+    "all", "any", "max", "min", "nanmax", "nanmin", "nanprod", "nansum", "prod", "reduce", "sum",
+    "ufunc_reduce",
 ]
 
 _NoValue = np._NoValue
@@ -198,7 +198,8 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
     kwargs = _temp(src, axes, out)
     if dtype is not None:
         kwargs["dtype"] = dtype
-    late = None if empty else _late_out(ufunc, numpy_reduce, src, axes, out, dtype)
+    late = None if empty else _late_out(ufunc, numpy_reduce, src, axes, kwargs.get("out"),
+                                        dtype)
     if late is not None:
         # NumPy's loop runs in another dtype than out's: it writes ``initial`` into out (in
         # out's dtype), joins the values with it in the loop's dtype and casts the result
@@ -230,23 +231,23 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
     return _finish(r, view, axes, keepdims, out)
 
 
-def _late_out(ufunc, numpy_reduce, src, axes, out, dtype):
-    """``(out's temporary, the loop's dtype)`` when NumPy's reduction into ``out`` runs its
+def _late_out(ufunc, numpy_reduce, src, axes, temp, dtype):
+    """``(temp, the loop's dtype)`` when NumPy's reduction into ``out`` (``temp``: its compact
+    temporary from :func:`_temp`, or None) runs its
     loop in another dtype than out's (``dtype=``, or a source of a wider kind: float64 values
     summed into an int8 out are added in float64), once NumPy has checked the casting on a
     reduction of one element along the first reduced axis (empty, it would raise for
     ufuncs without an identity); else None."""
-    if out is None:
+    if temp is None:
         return None
     if dtype is not None:
         loop = np.dtype(dtype)
     else:
         try:
-            loop = ufunc.resolve_dtypes((out.dtype, src.dtype, None), casting="unsafe",
+            loop = ufunc.resolve_dtypes((temp.dtype, src.dtype, None), casting="unsafe",
                                         reduction=True)[2]
         except (TypeError, ValueError):
             return None  # (NumPy's own error follows, from the reduction itself)
-    temp = _temp(src, axes, out)["out"]
     if loop == temp.dtype:
         return None
     cut = (slice(None),) * (axes[0] if axes else 0) + (slice(0, 1),)
@@ -315,11 +316,16 @@ def _whole_call(view, axis, out, keepdims, where):
             and 0 not in view.shape)
 
 
+def _one_array(outs):
+    """True for a tuple ``out=`` that NumPy's ufunc methods take apart: one array."""
+    return len(outs) == 1 and type(outs[0]) in (np.ndarray, BroadcastView)
+
+
 def ufunc_reduce(ufunc, inputs, kwargs):
     """``ufunc.reduce`` from ``__array_ufunc__``: lazy for a view, NumPy's otherwise."""
     out = kwargs.get("out")
-    if len(inputs) != 1 or type(inputs[0]) is not BroadcastView or (type(out) is tuple and (
-            len(out) != 1 or type(out[0]) not in (np.ndarray, BroadcastView))):
+    if len(inputs) != 1 or type(inputs[0]) is not BroadcastView or (
+            type(out) is tuple and not _one_array(out)):
         from lazybcast._ufuncs import _numpy as numpy_method
 
         return numpy_method(ufunc, "reduce", inputs, kwargs)
@@ -358,55 +364,6 @@ def all(view, axis=None, out=None, keepdims=False, *, where=True):
     return reduce(np.logical_and, view, axis, bool, out, keepdims, _NoValue, where)
 
 
-# -- argmin / argmax ---------------------------------------------------------------------------
-
-
-def _logical_flat(i, src_shape, shape):
-    """The C-order flat index in ``shape`` of the source's flat index ``i``: the same
-    coordinates, 0 on the broadcast axes (``np.ravel_multi_index(np.unravel_index(...))``
-    in Python ints, a fifth of their cost)."""
-    coords = []
-    for n in reversed(src_shape):
-        i, c = divmod(i, n)
-        coords.append(c)
-    flat = 0
-    for c, m in zip(reversed(coords), shape):
-        flat = flat * m + c
-    return flat
-
-
-def _arg(name, view, axis, out, keepdims):
-    if keepdims is _NoValue:
-        keepdims = False
-    if view.ndim > 0 and not _is_object(view):
-        axes = tuple(range(view.ndim)) if axis is None else \
-            (normalize_axis_index(axis, view.ndim),)
-        fits = _out_fits(out, _result_shape(view.shape, axes, keepdims))
-        if fits is not False and (out is None or out.dtype == np.intp):
-            src = _source(view, axes)
-            if axis is None:
-                # The first occurrence in the logical C order has every broadcast coordinate
-                # 0 and the source's first occurrence for the others.
-                flat = _logical_flat(int(getattr(np, name)(src)), src.shape, view.shape)
-                if out is None and not keepdims:
-                    return np.intp(flat)
-                r = np.full((1,) * view.ndim, flat, dtype=np.intp)
-            else:  # along a broadcast axis (size 1 in the source) every index is 0
-                r = getattr(np, name)(src, axis=axes[0], keepdims=True)
-            return _finish(r, view, axes, keepdims, out)
-    return _numpy(name, view, axis=axis, out=out, keepdims=keepdims)
-
-
-def argmin(view, axis=None, out=None, *, keepdims=False):
-    """``view.argmin()``: NumPy's first occurrence, found in the source."""
-    return _arg("argmin", view, axis, out, keepdims)
-
-
-def argmax(view, axis=None, out=None, *, keepdims=False):
-    """``view.argmax()``: NumPy's first occurrence, found in the source."""
-    return _arg("argmax", view, axis, out, keepdims)
-
-
 # -- NaN-ignoring variants (np.nansum, ...): the same algebra, NaN counted as absent -----------------
 
 
@@ -435,19 +392,9 @@ def nanmax(view, axis=None, out=None, keepdims=False, initial=_NoValue, where=Tr
 
 def _nan_extreme(name, ufunc, view, axis, out, keepdims, initial, where):
     if type(out) is tuple:
-        if len(out) != 1 or type(out[0]) not in (np.ndarray, BroadcastView):
+        if not _one_array(out):
             # (NumPy's own error: a tuple of another length, or of something not an array)
             return _numpy(name, view, axis=axis, out=out, keepdims=keepdims, initial=initial,
                           where=where)
         out = out[0]
     return reduce(ufunc, view, axis, None, out, keepdims, initial, where, nan=True)
-
-
-def nanargmin(view, axis=None, out=None, *, keepdims=False):
-    """``np.nanargmin(view)``: NumPy's first occurrence, found in the source."""
-    return _arg("nanargmin", view, axis, out, keepdims)
-
-
-def nanargmax(view, axis=None, out=None, *, keepdims=False):
-    """``np.nanargmax(view)``: NumPy's first occurrence, found in the source."""
-    return _arg("nanargmax", view, axis, out, keepdims)
