@@ -51,18 +51,18 @@ cdef tuple _SHAPE_EMPTY = (0,)
 _NoValue = np._NoValue
 
 #: The duck-array modules, imported on first use (they import this module).
-cdef list _duck_modules = [None, None, None, None, None, None]
+cdef list _duck_modules = [None, None, None, None, None, None, None]
 
 
 cdef object _mod(int i):
     """1: lazybcast._ufuncs, 2: lazybcast._reductions, 3: lazybcast._functions,
-    4: lazybcast._moments, 5: lazybcast._operators."""
+    4: lazybcast._moments, 5: lazybcast._operators, 6: lazybcast._arg_reductions."""
     m = _duck_modules[i]
     if m is None:
         import importlib
         m = _duck_modules[i] = importlib.import_module(
             ("", "lazybcast._ufuncs", "lazybcast._reductions", "lazybcast._functions",
-             "lazybcast._moments", "lazybcast._operators")[i])
+             "lazybcast._moments", "lazybcast._operators", "lazybcast._arg_reductions")[i])
     return m
 
 
@@ -123,10 +123,11 @@ cdef class _ViewFields:
 # a file, and cannot inherit numpy.lib.mixins.NDArrayOperatorsMixin, a Python class):
 include "_view_operators.pxi"  # _ArrayOperators: __array_ufunc__, __array_function__, operators
 include "_view_methods.pxi"    # _ArrayMethods: ndarray's methods, reductions, pickling, dask
+include "_view_iteration.pxi"  # _Iteration: iteration and batches
 
 @cython.final  # not subclassable: every protocol dispatches on `type(x) is BroadcastView`,
                # and a subclass would reach itself again (x == x recursed)
-cdef class BroadcastView(_ArrayMethods):
+cdef class BroadcastView(_Iteration):
     """A read-only, lazily broadcast array.
 
     Create views with :func:`lazybcast.broadcast`, :func:`lazybcast.broadcast_to` or
@@ -509,51 +510,6 @@ cdef class BroadcastView(_ArrayMethods):
 
     def __delitem__(self, key):
         self.__setitem__(key, None)
-
-    def __iter__(self):
-        if not self.shape:
-            raise TypeError("iteration over a 0-d BroadcastView")
-        if len(self.shape) == 1:
-            values = np.broadcast_to(self._source, self.shape)
-            for i in range(self.shape[0]):
-                yield values[i]
-            return
-        for i in range(self.shape[0]):
-            yield self[i].materialize()
-
-    def iter_batches(self, batch_size, *, out=None, drop_last=False, prefetch=0):
-        """iter_batches(batch_size, *, out=None, drop_last=False, prefetch=0)
-
-        Yield consecutive materialized batches along axis 0.
-
-        Parameters
-        ----------
-        batch_size : int
-            Rows per batch (>= 1). The last batch may be shorter.
-        out : array or list of arrays, optional
-            A writeable buffer of shape ``(batch_size,) + view.shape[1:]`` and the view's dtype
-            (an ndarray, or any object exposing DLPack or the buffer protocol), or a ring of
-            several: batch ``i`` is written into ``out[i % len(out)]`` (the last, shorter one
-            into a leading slice), and ``out[k][:n]`` is yielded (the caller's type: a
-            tensor for a tensor). Nothing is allocated per batch; batch ``i`` stays valid
-            until batch ``i + len(out) - prefetch`` is requested (with one buffer: until the
-            next one).
-        drop_last : bool
-            Skip a last batch shorter than ``batch_size``.
-        prefetch : int
-            Materialize up to this many batches ahead on a background thread, from 0 to
-            ``MAX_PREFETCH`` (32), and below ``len(out)`` with a ring. Ctrl-C or closing the
-            generator stops the background copy at its next kernel block (4 MiB).
-
-        Examples
-        --------
-        >>> import numpy as np, lazybcast
-        >>> v = lazybcast.broadcast_to(np.arange(2), (5, 2))
-        >>> [b.shape for b in v.iter_batches(2)]
-        [(2, 2), (2, 2), (1, 2)]
-        """
-        from lazybcast._batches import iter_batches
-        return iter_batches(self, batch_size, out=out, drop_last=drop_last, prefetch=prefetch)
 
 include "_view_basic_key.pxi"
 include "_view_gather_key.pxi"

@@ -337,10 +337,10 @@ cdef class _ArrayMethods(_ArrayOperators):
                            correction=correction)
 
     def argmin(self, axis=None, out=None, *, keepdims=False):
-        return _mod(2).argmin(self, axis, out, keepdims=keepdims)
+        return _mod(6).argmin(self, axis, out, keepdims=keepdims)
 
     def argmax(self, axis=None, out=None, *, keepdims=False):
-        return _mod(2).argmax(self, axis, out, keepdims=keepdims)
+        return _mod(6).argmax(self, axis, out, keepdims=keepdims)
 
     # -- pickling and dask --------------------------------------------------------------------
 
