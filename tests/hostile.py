@@ -288,7 +288,18 @@ def gen_key(d, shape):
 
 
 def gen_out(d, shape, dtype, data):
-    """An ``out=`` argument: right, wrong or aliasing the source."""
+    """An ``out=`` argument: right, wrong or aliasing the source.
+
+    None when NumPy cannot allocate the one drawn: a zero-size shape may have other axes too
+    long for a wider item (``(0, 2**62)`` fits int8, not int16).
+    """
+    try:
+        return _gen_out(d, shape, dtype, data)
+    except (ValueError, MemoryError):
+        return None
+
+
+def _gen_out(d, shape, dtype, data):
     k = d.integer(0, 13)
     if k <= 2:
         return None
