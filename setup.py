@@ -56,8 +56,9 @@ KERNEL_PARTS = [
     "lazybcast/_kernels_simd_repeat.h",
     "lazybcast/_kernels_team.h",
     "lazybcast/_kernels_pool.h",
+    "lazybcast/_kernels_binary.h",
 ] + [f"lazybcast/_kernels_{unit}.pxi" for unit in
-     ("machine", "plan", "rows", "tiles", "walk", "job", "gather")]
+     ("machine", "plan", "rows", "tiles", "walk", "job", "gather", "binary")]
 
 
 VIEW_PARTS = [f"lazybcast/_view_{part}.pxi" for part in

@@ -24,6 +24,8 @@ AUTO_THREADS_BYTES: int  # outputs at least this large use two threads by defaul
 LOOP_THREADS_BYTES: int  # ... and from this size, copies in a loop
 THREAD_BLOCK_MIN_BYTES: int  # blocks shared among threads hold at least this many bytes
 HELPER_SPIN_US: int  # helpers spin for the next copy at most this long after their share
+BINARY_OPS: tuple[str, ...]  # binary_into's operations (ufunc names), by op number
+FP_FLAGS: dict[str, int]  # <fenv.h> FE_* bit by np.errstate category
 
 def stream_threshold(kind: str = "copy") -> int: ...  # "copy" or "fill"; measured once
 
@@ -42,6 +44,13 @@ def gather(
     bndim: int,  # int
     report_axes: tuple[int, ...] | None = None,  # tuple, axis numbers for IndexError text
 ) -> np.ndarray[Any, Any]: ...
+def binary_into(
+    op: int,  # int, an index of BINARY_OPS
+    a: np.ndarray[Any, Any],  # cnp.ndarray a not None
+    b: np.ndarray[Any, Any],  # cnp.ndarray b not None
+    out: np.ndarray[Any, Any],  # cnp.ndarray out not None
+    threads: int | None = None,
+) -> int: ...  # FE_* flags raised, or -1 (no loop for these operands; nothing written)
 def check_indices(
     indices: list[np.ndarray[Any, Any]],  # list of C-contiguous intp arrays, in key order
     limits: tuple[int, ...],  # tuple, one axis size per array

@@ -1,4 +1,5 @@
-"""Copy kernels: broadcast copies and gathers, dispatched on item size, run without the GIL.
+"""Copy kernels: broadcast copies and gathers, dispatched on item size, run without the GIL;
+and the arithmetic of operands that broadcast against each other (``binary_into``).
 
 Everything that can fail is checked by the entry points while they hold the GIL:
 :c:func:`copy_into` (what ``materialize()`` calls; :func:`copy_broadcast` is its Python face)
@@ -39,6 +40,11 @@ between them is a direct C call, inlined where marked ``inline``):
                              Windows' threads started and joined per copy
 ``_kernels_pool.h``          the POSIX helper pool (helpers that spin briefly after a copy),
                              its fork handlers
+``_kernels_binary.pxi``      ``binary_into``: arithmetic and comparisons of two operands that
+                             broadcast against each other (``lazybcast._binary``), in blocks
+                             shared with the same helpers
+``_kernels_binary.h``        its C loops (one per operation, item type and inner pattern) and
+                             the floating-point flags each thread reports
 ===========================  =====================================================================
 
 How bytes move, innermost first:
@@ -152,6 +158,7 @@ include "_kernels_tiles.pxi"
 include "_kernels_walk.pxi"
 include "_kernels_job.pxi"
 include "_kernels_gather.pxi"
+include "_kernels_binary.pxi"
 lzb_set_helper_spin(<long long>HELPER_SPIN_US * 1000, LZB_SPIN_MIN_NS)
 lzb_pool_init()  # the fork handlers, before any fork can need them
 

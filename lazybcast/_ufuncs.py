@@ -23,7 +23,7 @@ array([[ True, False, False]])
 
 import numpy as np
 
-from lazybcast._buffering import call as _call
+from lazybcast._binary import call as _call
 from lazybcast._view import BroadcastView, make_view
 
 __all__ = ["ARRAYS", "array_ufunc", "elementwise"]

@@ -1,0 +1,205 @@
+/* Elementwise arithmetic and comparisons of two compact operands that broadcast against each
+ * other (a column and a row: an outer difference), the loops of _kernels_binary.pxi.
+ *
+ * One inner loop per operation, item type and pattern of the innermost axis: both operands
+ * contiguous (vv), the first repeated (sv: one item against a contiguous run) or the second
+ * (vs). They are plain C, which the compiler vectorizes; the results are those of IEEE 754
+ * arithmetic, as NumPy's loops give (no -ffast-math, and one operation per element, so no
+ * contraction). Integers wrap as NumPy's do: the arithmetic is done on unsigned types, never
+ * on signed ones, whose overflow C leaves undefined.
+ *
+ *   lzb_binary_loop_for(op, type, pattern): the loop, or NULL where there is none (division
+ *     of integers: NumPy's true_divide gives floats);
+ *   lzb_binary_run(job, item): one block of a job (rows, or a piece of one long row);
+ *   lzb_binary_helper(job): a helper thread's share; it reports its floating-point flags;
+ *   lzb_fp_clear / lzb_fp_raised: this thread's floating-point exception flags.
+ */
+#ifndef LAZYBCAST_KERNELS_BINARY_H
+#define LAZYBCAST_KERNELS_BINARY_H
+
+#include <fenv.h>
+#include <stdint.h>
+#include <Python.h>
+#include "_kernels_team.h"
+
+typedef void (*lzb_binary_loop)(Py_ssize_t n, const char *a, const char *b, char *out);
+
+enum { LZB_ADD, LZB_SUBTRACT, LZB_MULTIPLY, LZB_DIVIDE, LZB_LESS, LZB_LESS_EQUAL, LZB_GREATER,
+       LZB_GREATER_EQUAL, LZB_EQUAL, LZB_NOT_EQUAL, LZB_NOPS };
+enum { LZB_I1, LZB_I2, LZB_I4, LZB_I8, LZB_U1, LZB_U2, LZB_U4, LZB_U8, LZB_F4, LZB_F8,
+       LZB_NTYPES };
+enum { LZB_VV, LZB_SV, LZB_VS };
+
+#define LZB_BINARY_MAXDIMS 64
+
+/* The three inner loops of one operation: ``o[i] = EXPR`` with ``x`` and ``y`` the items. */
+#define LZB_LOOPS(NAME, T, R, EXPR)                                                           \
+    static void NAME##_vv(Py_ssize_t n, const char *a_, const char *b_, char *o_) {          \
+        const T *__restrict a = (const T *)a_;                                                \
+        const T *__restrict b = (const T *)b_;                                                \
+        R *__restrict o = (R *)o_;                                                            \
+        Py_ssize_t i;                                                                         \
+        for (i = 0; i < n; i++) {                                                             \
+            const T x = a[i], y = b[i];                                                       \
+            o[i] = (R)(EXPR);                                                                 \
+        }                                                                                     \
+    }                                                                                         \
+    static void NAME##_sv(Py_ssize_t n, const char *a_, const char *b_, char *o_) {          \
+        const T x = *(const T *)a_;                                                           \
+        const T *__restrict b = (const T *)b_;                                                \
+        R *__restrict o = (R *)o_;                                                            \
+        Py_ssize_t i;                                                                         \
+        for (i = 0; i < n; i++) {                                                             \
+            const T y = b[i];                                                                 \
+            o[i] = (R)(EXPR);                                                                 \
+        }                                                                                     \
+    }                                                                                         \
+    static void NAME##_vs(Py_ssize_t n, const char *a_, const char *b_, char *o_) {          \
+        const T *__restrict a = (const T *)a_;                                                \
+        const T y = *(const T *)b_;                                                           \
+        R *__restrict o = (R *)o_;                                                            \
+        Py_ssize_t i;                                                                         \
+        for (i = 0; i < n; i++) {                                                             \
+            const T x = a[i];                                                                 \
+            o[i] = (R)(EXPR);                                                                 \
+        }                                                                                     \
+    }
+
+/* Comparisons give NumPy's bool (one byte, 0 or 1). */
+#define LZB_COMPARISONS(S, T)                                                                 \
+    LZB_LOOPS(lzb_less_##S, T, uint8_t, x < y)                                                \
+    LZB_LOOPS(lzb_less_equal_##S, T, uint8_t, x <= y)                                         \
+    LZB_LOOPS(lzb_greater_##S, T, uint8_t, x > y)                                             \
+    LZB_LOOPS(lzb_greater_equal_##S, T, uint8_t, x >= y)                                      \
+    LZB_LOOPS(lzb_equal_##S, T, uint8_t, x == y)                                              \
+    LZB_LOOPS(lzb_not_equal_##S, T, uint8_t, x != y)
+
+/* Integers: wrapping arithmetic on an unsigned type U at least as wide as T (and as int, so
+ * that no operand is promoted to a signed int). */
+#define LZB_INTEGERS(S, T, U)                                                                 \
+    LZB_LOOPS(lzb_add_##S, T, T, (U)x + (U)y)                                                 \
+    LZB_LOOPS(lzb_subtract_##S, T, T, (U)x - (U)y)                                            \
+    LZB_LOOPS(lzb_multiply_##S, T, T, (U)x * (U)y)                                            \
+    LZB_COMPARISONS(S, T)
+
+#define LZB_FLOATS(S, T)                                                                      \
+    LZB_LOOPS(lzb_add_##S, T, T, x + y)                                                       \
+    LZB_LOOPS(lzb_subtract_##S, T, T, x - y)                                                  \
+    LZB_LOOPS(lzb_multiply_##S, T, T, x * y)                                                  \
+    LZB_LOOPS(lzb_divide_##S, T, T, x / y)                                                    \
+    LZB_COMPARISONS(S, T)
+
+LZB_INTEGERS(i1, int8_t, uint32_t)
+LZB_INTEGERS(i2, int16_t, uint32_t)
+LZB_INTEGERS(i4, int32_t, uint32_t)
+LZB_INTEGERS(i8, int64_t, uint64_t)
+LZB_INTEGERS(u1, uint8_t, uint32_t)
+LZB_INTEGERS(u2, uint16_t, uint32_t)
+LZB_INTEGERS(u4, uint32_t, uint32_t)
+LZB_INTEGERS(u8, uint64_t, uint64_t)
+LZB_FLOATS(f4, float)
+LZB_FLOATS(f8, double)
+
+#define LZB_ROW(NAME) {NAME##_vv, NAME##_sv, NAME##_vs}
+#define LZB_NONE {NULL, NULL, NULL}
+#define LZB_OPS_INT(S)                                                                        \
+    {LZB_ROW(lzb_add_##S), LZB_ROW(lzb_subtract_##S), LZB_ROW(lzb_multiply_##S), LZB_NONE,    \
+     LZB_ROW(lzb_less_##S), LZB_ROW(lzb_less_equal_##S), LZB_ROW(lzb_greater_##S),            \
+     LZB_ROW(lzb_greater_equal_##S), LZB_ROW(lzb_equal_##S), LZB_ROW(lzb_not_equal_##S)}
+#define LZB_OPS_FLOAT(S)                                                                      \
+    {LZB_ROW(lzb_add_##S), LZB_ROW(lzb_subtract_##S), LZB_ROW(lzb_multiply_##S),              \
+     LZB_ROW(lzb_divide_##S), LZB_ROW(lzb_less_##S), LZB_ROW(lzb_less_equal_##S),             \
+     LZB_ROW(lzb_greater_##S), LZB_ROW(lzb_greater_equal_##S), LZB_ROW(lzb_equal_##S),        \
+     LZB_ROW(lzb_not_equal_##S)}
+
+/* [type][op][pattern] */
+static const lzb_binary_loop lzb_binary_table[LZB_NTYPES][LZB_NOPS][3] = {
+    LZB_OPS_INT(i1), LZB_OPS_INT(i2), LZB_OPS_INT(i4), LZB_OPS_INT(i8),
+    LZB_OPS_INT(u1), LZB_OPS_INT(u2), LZB_OPS_INT(u4), LZB_OPS_INT(u8),
+    LZB_OPS_FLOAT(f4), LZB_OPS_FLOAT(f8),
+};
+
+static inline lzb_binary_loop lzb_binary_loop_for(int op, int type, int pattern) {
+    if (op < 0 || op >= LZB_NOPS || type < 0 || type >= LZB_NTYPES || pattern < 0 || pattern > 2)
+        return NULL;
+    return lzb_binary_table[type][op][pattern];
+}
+
+/* One call: the result's axes after merging (the last is the inner loop's, of ``n``
+ * items), each operand's byte strides on the outer axes (0 where it repeats), and the
+ * blocks that threads take from ``next``. Validated by _kernels_binary.pxi before any
+ * loop runs: every address a block computes is an item of its array. */
+typedef struct {
+    lzb_binary_loop loop;
+    const char *a, *b;
+    char *out;
+    int outer;                                /* outer axes */
+    Py_ssize_t shape[LZB_BINARY_MAXDIMS];     /* the outer axes' sizes */
+    Py_ssize_t sa[LZB_BINARY_MAXDIMS], sb[LZB_BINARY_MAXDIMS], so[LZB_BINARY_MAXDIMS];
+    Py_ssize_t n;                             /* items of the inner axis */
+    Py_ssize_t ia, ib, io;                    /* the inner axis's byte strides (0 or item) */
+    Py_ssize_t rows;                          /* product of the outer sizes */
+    Py_ssize_t rows_per_item;                 /* > 1: each block is that many whole rows */
+    Py_ssize_t cols_per_item;                 /* < n: each block is a piece of one row */
+    Py_ssize_t pieces;                        /* blocks per row (1 for whole rows) */
+    Py_ssize_t n_items;
+    Py_ssize_t next;                          /* the next block to hand out (atomic) */
+    int cancelled;                            /* no thread starts a block once set */
+    int flags;                                /* helpers' floating-point flags (atomic OR) */
+} lzb_binary_job;
+
+/* Block ``item``: rows r0 .. r0+count-1, or columns c0 .. c0+cols-1 of one row. */
+static inline void lzb_binary_run(const lzb_binary_job *job, Py_ssize_t item) {
+    Py_ssize_t r0, count, c0, cols, r, rest, i;
+    int d;
+    if (job->pieces > 1) {
+        r0 = item / job->pieces;
+        c0 = (item % job->pieces) * job->cols_per_item;
+        cols = job->n - c0 < job->cols_per_item ? job->n - c0 : job->cols_per_item;
+        count = 1;
+    } else {
+        r0 = item * job->rows_per_item;
+        count = job->rows - r0 < job->rows_per_item ? job->rows - r0 : job->rows_per_item;
+        c0 = 0;
+        cols = job->n;
+    }
+    for (r = r0; r < r0 + count; r++) {
+        const char *a = job->a + c0 * job->ia;
+        const char *b = job->b + c0 * job->ib;
+        char *o = job->out + c0 * job->io;
+        rest = r;
+        for (d = job->outer - 1; d >= 0; d--) {
+            i = rest % job->shape[d];
+            rest /= job->shape[d];
+            a += i * job->sa[d];
+            b += i * job->sb[d];
+            o += i * job->so[d];
+        }
+        job->loop(cols, a, b, o);
+    }
+}
+
+#define LZB_FP_FLAGS (FE_INVALID | FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW)
+
+static inline void lzb_fp_clear(void) { feclearexcept(FE_ALL_EXCEPT); }
+static inline int lzb_fp_raised(void) { return fetestexcept(LZB_FP_FLAGS); }
+
+/* A helper thread: blocks until none is left or the job is cancelled (or a fork() stops the
+ * helpers: the caller then does the rest); its floating-point flags join the job's. */
+static void lzb_binary_helper(void *arg) {
+    lzb_binary_job *job = (lzb_binary_job *)arg;
+    Py_ssize_t item;
+    lzb_fp_clear();
+    while (!lzb_cancelled(&job->cancelled) && !lzb_pool_stopping()) {
+        item = lzb_next_item(&job->next);
+        if (item >= job->n_items) break;
+        lzb_binary_run(job, item);
+    }
+#if defined(_MSC_VER)
+    _InterlockedOr((volatile long *)&job->flags, lzb_fp_raised());
+#else
+    __atomic_fetch_or(&job->flags, lzb_fp_raised(), __ATOMIC_RELAXED);
+#endif
+}
+
+#endif /* LAZYBCAST_KERNELS_BINARY_H */
