@@ -8,7 +8,8 @@ row, blocks shared with the copies' helper thread, for
 
 - ``add``, ``subtract``, ``multiply``, ``true_divide`` (floats) and the six comparisons;
 - two ndarray operands of one native dtype: integers of 1-8 bytes, float32, float64;
-- no keyword arguments (``out=``, ``where=``, ``dtype=``, ... go to NumPy);
+- no keyword arguments but ``out=`` (an ndarray of the result's shape and dtype, C-contiguous,
+  not overlapping the operands); ``where=``, ``dtype=``, ... go to NumPy;
 - results of at least :data:`SMALLEST_BYTES` where the operands broadcast against each other,
   and results of ``AUTO_THREADS_BYTES`` (where two threads pay) when they do not.
 
@@ -43,7 +44,13 @@ def call(ufunc, args, kwargs):
     broadcast against each other: in the kernels where they cover the case (see the module),
     else NumPy's (:func:`lazybcast._buffering.call`)."""
     op = _OPS.get(ufunc)
-    if op is None or kwargs or len(args) != 2:
+    out = None
+    if kwargs:
+        out = kwargs.get("out")
+        if len(kwargs) != 1 or type(out) is not tuple or len(out) != 1:
+            return _numpy_call(ufunc, args, kwargs)
+        out = out[0]
+    if op is None or len(args) != 2:
         return _numpy_call(ufunc, args, kwargs)
     a, b = args
     if type(a) is not np.ndarray or type(b) is not np.ndarray or a.dtype != b.dtype:
@@ -61,8 +68,11 @@ def call(ufunc, args, kwargs):
     if nbytes < SMALLEST_BYTES or (a.shape == b.shape
                                    and nbytes < _kernels.AUTO_THREADS_BYTES):
         return _numpy_call(ufunc, args, kwargs)
-    out = np.empty(shape, dtype=np.bool_ if op >= _FIRST_COMPARISON else a.dtype)
-    flags = _kernels.binary_into(op, a, b, out)
+    if out is None:
+        out = np.empty(shape, dtype=np.bool_ if op >= _FIRST_COMPARISON else a.dtype)
+    elif type(out) is not np.ndarray or out.shape != shape:
+        return _numpy_call(ufunc, args, kwargs)
+    flags = _kernels.binary_into(op, a, b, out)  # (-1: nothing written; out's dtype, layout)
     if flags == 0 or (flags > 0 and not _reported(flags)):
         return out
     return _numpy_call(ufunc, args, kwargs)  # NumPy's own warning, error or call

@@ -274,6 +274,9 @@ def _call_into(ufunc, inputs, kwargs, out):
         return _numpy(ufunc, "__call__", inputs, {**kwargs, "out": out})
     compact = [_rank(a, len(full)) for a in prepared[0]]
     shape = _broadcast_shapes([np.shape(a) for a in compact])
+    if shape == full:  # the compact result is full size (a column against a row): into out
+        _call(ufunc, compact, {**kwargs, "out": out})
+        return out[0] if len(out) == 1 else out
     temps = tuple(np.empty(shape, o.dtype) for o in out)
     _call(ufunc, compact, {**kwargs, "out": temps})
     for o, t in zip(out, temps):

@@ -4,6 +4,8 @@ for values and dtypes; NumPy under ``np.errstate(all="raise")`` is the reference
 floating-point errors a result raises; NumPy on the ``np.broadcast_to`` arrays for warnings,
 errors and ``call=`` handlers of the views' operators."""
 
+import signal
+import threading
 import warnings
 
 import numpy as np
@@ -245,3 +247,52 @@ def test_what_the_views_hand_to_the_kernel(monkeypatch):
     v - w.astype(np.float64)  # mixed dtypes (NumPy's promotion)
     v - 1.0
     assert calls == []
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="needs POSIX signals")
+@pytest.mark.parametrize("threads", [1, 2])
+def test_ctrl_c_stops_between_blocks_and_leaves_no_helper_inside(threads):
+    a = np.ones((8192, 1))
+    b = np.ones((1, 8192))
+    out = np.empty((8192, 8192))  # 512 MiB: 128 blocks on one thread
+    out[...] = 7.0  # (its pages in memory before the clock starts)
+    timer = threading.Timer(0.002, signal.pthread_kill,
+                            (threading.main_thread().ident, signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            _kernels.binary_into(0, a, b, out, threads=threads)
+    finally:
+        timer.cancel()
+        timer.join()
+    assert (out == 7.0).any()  # stopped before the end
+    small = np.empty((300, 4096))
+    assert _kernels.binary_into(0, a[:300], b[:, :4096], small, threads=2) == 0
+    assert (small == 2.0).all()
+
+
+def test_out_of_the_result_shape_is_written_in_place(monkeypatch):
+    """``np.subtract(v, w, out=o)`` of a column and a row writes ``o`` directly (no
+    temporary); outs the kernel cannot write, and errors, are NumPy's."""
+    calls = []
+    original = _kernels.binary_into
+    monkeypatch.setattr(_kernels, "binary_into", lambda *args: calls.append(args[3]) or
+                        original(*args))
+    a_src = np.linspace(-1, 1, 300).reshape(300, 1)
+    b_src = np.linspace(0, 3, 400).reshape(1, 400)
+    v, w = lazybcast.broadcast_to(a_src, (300, 400)), lazybcast.broadcast_to(b_src, (300, 400))
+    expected = np.subtract(np.asarray(v), np.asarray(w))
+    out = np.empty((300, 400))
+    assert np.subtract(v, w, out=out) is out
+    assert calls[-1] is out and np.array_equal(out, expected)
+    for other in (np.empty((300, 400), np.float32), np.empty((400, 300)).T,
+                  np.ma.masked_array(np.empty((300, 400)))):
+        ref = other.copy()
+        got = np.subtract(v, w, out=other)
+        np.subtract(np.asarray(v), np.asarray(w), out=ref)
+        assert got is other and np.array_equal(other, ref) and type(got) is type(ref)
+    with pytest.raises(TypeError, match="Cannot cast ufunc 'subtract' output"):
+        np.subtract(v, w, out=np.empty((300, 400), np.int64))
+    with np.errstate(invalid="raise"), pytest.raises(FloatingPointError):
+        inf = lazybcast.broadcast_to(np.full((300, 1), np.inf), (300, 400))
+        np.subtract(inf, inf.T.T, out=out)
