@@ -213,7 +213,7 @@ def test_zero_size_and_one_element():
     assert out[0, 0] == 12.0
 
 
-def test_integers_wrap_as_numpys():
+def test_integers_wrap_as_numpys(simd):
     for dtype in ("i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8"):
         info = np.iinfo(dtype)
         a = np.array([info.min, info.max, -1 if info.min else 1, 0], dtype).reshape(4, 1)
@@ -296,3 +296,26 @@ def test_out_of_the_result_shape_is_written_in_place(monkeypatch):
     with np.errstate(invalid="raise"), pytest.raises(FloatingPointError):
         inf = lazybcast.broadcast_to(np.full((300, 1), np.inf), (300, 400))
         np.subtract(inf, inf.T.T, out=out)
+
+
+@pytest.mark.parametrize("dtype", ["f4", "f8", "i1", "i8", "u2", "u4"])
+def test_long_rows_of_every_pattern_compare_as_numpys(dtype, simd):
+    """Rows long enough for the vector loops (and their tails), every pattern, NaN and -0.0
+    among the values (the AVX2 comparisons of doubles pack their results by hand)."""
+    rng = np.random.default_rng(7)
+    values = rng.integers(-3, 4, 1000).astype(dtype)
+    if dtype[0] == "f":
+        values[::17] = np.nan
+        values[5::23] = -0.0
+    col = values[:, None][:61]
+    row = values[None, :]
+    for a, b in ((col, row), (row, col), (row[:, :997].repeat(61, 0), row[:, 3:1000]),
+                 (row[:, :999], row[:, 1:])):
+        for op, ufunc in enumerate(OPS):
+            if ufunc is np.true_divide and dtype[0] != "f":
+                continue
+            with np.errstate(all="ignore"):
+                expected = ufunc(a, b)
+            out = np.empty(expected.shape, expected.dtype)
+            assert _kernels.binary_into(op, a, b, out) >= 0
+            assert np.array_equal(out, expected, equal_nan=True), (ufunc, a.shape, b.shape)
