@@ -35,10 +35,9 @@ def operands(draw, max_rank=4, sizes=(1, 2, 3, 5, 8, 17)):
     for _ in range(2):
         own = tuple(n if draw(st.booleans()) else 1 for n in shape)
         if dtype.kind == "f" and draw(st.booleans()):  # special values, maybe reversed
-            size = int(np.prod(own))
-            values = draw(st.lists(st.sampled_from(SPECIALS), min_size=size, max_size=size))
+            values = draw(st.lists(st.sampled_from(SPECIALS), min_size=1, max_size=64))
             with np.errstate(all="ignore"):
-                a = np.array(values, dtype=dtype).reshape(own)
+                a = np.resize(np.array(values, dtype=dtype), own)  # (repeated to the size)
             if a.ndim and draw(st.booleans()):
                 a = a[::-1].copy()[::-1]
         else:  # random bytes (any NaN payload, subnormals), drawn strides
