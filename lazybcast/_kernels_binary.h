@@ -24,6 +24,7 @@
 #include "_kernels_simd.h"
 #include "_kernels_team.h"
 
+/* n >= 1 items: the loops may read the first item of each operand before their loop. */
 typedef void (*lzb_binary_loop)(Py_ssize_t n, const char *a, const char *b, char *out);
 
 enum { LZB_ADD, LZB_SUBTRACT, LZB_MULTIPLY, LZB_DIVIDE, LZB_LESS, LZB_LESS_EQUAL, LZB_GREATER,
@@ -34,38 +35,23 @@ enum { LZB_VV, LZB_SV, LZB_VS };
 
 #define LZB_BINARY_MAXDIMS 64
 
-/* The three inner loops of one operation: ``o[i] = EXPR`` with ``x`` and ``y`` the items. */
-#define LZB_LOOPS_AT(NAME, ATTR, T, R, EXPR)                                                         \
-    static ATTR void NAME##_vv(Py_ssize_t n, const char *a_, const char *b_, char *o_) {          \
+/* The three inner loops of one operation: ``o[i] = EXPR`` with ``x`` and ``y`` the items, read
+ * at ``XI`` and ``YI`` (``i``, or 0 for the operand that repeats). */
+#define LZB_LOOP(NAME, SFX, ATTR, T, R, EXPR, XI, YI)                                         \
+    static ATTR void NAME##_##SFX(Py_ssize_t n, const char *a_, const char *b_, char *o_) {  \
         const T *__restrict a = (const T *)a_;                                                \
         const T *__restrict b = (const T *)b_;                                                \
         R *__restrict o = (R *)o_;                                                            \
         Py_ssize_t i;                                                                         \
         for (i = 0; i < n; i++) {                                                             \
-            const T x = a[i], y = b[i];                                                       \
-            o[i] = (R)(EXPR);                                                                 \
-        }                                                                                     \
-    }                                                                                         \
-    static ATTR void NAME##_sv(Py_ssize_t n, const char *a_, const char *b_, char *o_) {          \
-        const T x = *(const T *)a_;                                                           \
-        const T *__restrict b = (const T *)b_;                                                \
-        R *__restrict o = (R *)o_;                                                            \
-        Py_ssize_t i;                                                                         \
-        for (i = 0; i < n; i++) {                                                             \
-            const T y = b[i];                                                                 \
-            o[i] = (R)(EXPR);                                                                 \
-        }                                                                                     \
-    }                                                                                         \
-    static ATTR void NAME##_vs(Py_ssize_t n, const char *a_, const char *b_, char *o_) {          \
-        const T *__restrict a = (const T *)a_;                                                \
-        const T y = *(const T *)b_;                                                           \
-        R *__restrict o = (R *)o_;                                                            \
-        Py_ssize_t i;                                                                         \
-        for (i = 0; i < n; i++) {                                                             \
-            const T x = a[i];                                                                 \
+            const T x = a[XI], y = b[YI];                                                     \
             o[i] = (R)(EXPR);                                                                 \
         }                                                                                     \
     }
+#define LZB_LOOPS_AT(NAME, ATTR, T, R, EXPR)                                                  \
+    LZB_LOOP(NAME, vv, ATTR, T, R, EXPR, i, i)                                                \
+    LZB_LOOP(NAME, sv, ATTR, T, R, EXPR, 0, i)                                                \
+    LZB_LOOP(NAME, vs, ATTR, T, R, EXPR, i, 0)
 
 /* Each loop twice on x86 with GCC or clang: as compiled (SSE2) and for AVX2, chosen at run
  * time (lzb_binary_loop_for). AVX2 doubles the width and lets comparisons of 8-byte items
@@ -131,42 +117,23 @@ static inline void lzb_store16_pd(uint8_t *o, __m256d m0, __m256d m1, __m256d m2
 #define LZB_ONE_A(k) xs
 #define LZB_ONE_B(k) ys
 
-#define LZB_CMP_F8_AVX2(NAME, PRED, EXPR)                                                     \
+#define LZB_CMP_F8_LOOP(NAME, SFX, PRED, EXPR, XS, YS, XI, YI)                                \
     __attribute__((target("avx2")))                                                           \
-    static void NAME##_avx2_vv(Py_ssize_t n, const char *a_, const char *b_, char *o_) {     \
+    static void NAME##_avx2_##SFX(Py_ssize_t n, const char *a_, const char *b_, char *o_) {  \
         const double *a = (const double *)a_, *b = (const double *)b_;                        \
+        const __m256d xs = _mm256_set1_pd(a[0]), ys = _mm256_set1_pd(b[0]);                   \
         uint8_t *o = (uint8_t *)o_;                                                           \
         Py_ssize_t i = 0;                                                                     \
-        for (; i + 16 <= n; i += 16) LZB_CMP16(LZB_LOAD_A, LZB_LOAD_B, PRED);                 \
+        for (; i + 16 <= n; i += 16) LZB_CMP16(XS, YS, PRED);                                 \
         for (; i < n; i++) {                                                                  \
-            const double x = a[i], y = b[i];                                                  \
-            o[i] = (uint8_t)(EXPR);                                                           \
-        }                                                                                     \
-    }                                                                                         \
-    __attribute__((target("avx2")))                                                           \
-    static void NAME##_avx2_sv(Py_ssize_t n, const char *a_, const char *b_, char *o_) {     \
-        const double x = *(const double *)a_, *b = (const double *)b_;                        \
-        const __m256d xs = _mm256_set1_pd(x);                                                 \
-        uint8_t *o = (uint8_t *)o_;                                                           \
-        Py_ssize_t i = 0;                                                                     \
-        for (; i + 16 <= n; i += 16) LZB_CMP16(LZB_ONE_A, LZB_LOAD_B, PRED);                  \
-        for (; i < n; i++) {                                                                  \
-            const double y = b[i];                                                            \
-            o[i] = (uint8_t)(EXPR);                                                           \
-        }                                                                                     \
-    }                                                                                         \
-    __attribute__((target("avx2")))                                                           \
-    static void NAME##_avx2_vs(Py_ssize_t n, const char *a_, const char *b_, char *o_) {     \
-        const double *a = (const double *)a_, y = *(const double *)b_;                        \
-        const __m256d ys = _mm256_set1_pd(y);                                                 \
-        uint8_t *o = (uint8_t *)o_;                                                           \
-        Py_ssize_t i = 0;                                                                     \
-        for (; i + 16 <= n; i += 16) LZB_CMP16(LZB_LOAD_A, LZB_ONE_B, PRED);                  \
-        for (; i < n; i++) {                                                                  \
-            const double x = a[i];                                                            \
+            const double x = a[XI], y = b[YI];                                                \
             o[i] = (uint8_t)(EXPR);                                                           \
         }                                                                                     \
     }
+#define LZB_CMP_F8_AVX2(NAME, PRED, EXPR)                                                     \
+    LZB_CMP_F8_LOOP(NAME, vv, PRED, EXPR, LZB_LOAD_A, LZB_LOAD_B, i, i)                       \
+    LZB_CMP_F8_LOOP(NAME, sv, PRED, EXPR, LZB_ONE_A, LZB_LOAD_B, 0, i)                        \
+    LZB_CMP_F8_LOOP(NAME, vs, PRED, EXPR, LZB_LOAD_A, LZB_ONE_B, i, 0)
 
 #define LZB_COMPARISONS_F8                                                                    \
     LZB_LOOPS_AT(lzb_less_f8, , double, uint8_t, x < y)                                       \
