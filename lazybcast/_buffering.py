@@ -1,5 +1,8 @@
 """The buffer size of NumPy's ufunc loops when compact operands broadcast against each other.
 
+(:mod:`lazybcast._binary` computes the cases its kernel covers first: arithmetic and
+comparisons of native integers, float32 and float64. What it leaves comes here.)
+
 An elementwise function of views runs on the views' compact sources (:mod:`lazybcast._ufuncs`).
 When those broadcast against each other, a column against a row as in an outer sum, NumPy's
 iterator can give each operand one stride for at most a row of the result (the "core": the
