@@ -53,9 +53,11 @@ def call(ufunc, args, kwargs):
     if op is None or len(args) != 2:
         return _numpy_call(ufunc, args, kwargs)
     a, b = args
-    if type(a) is not np.ndarray or type(b) is not np.ndarray or a.dtype != b.dtype:
+    if type(a) is not np.ndarray or type(b) is not np.ndarray:
         return _numpy_call(ufunc, args, kwargs)
     char = a.dtype.char
+    if b.dtype.char != char:  # (also long against longlong: equal dtypes, but NumPy's result
+        return _numpy_call(ufunc, args, kwargs)  # type is its own choice between them)
     if not (char in _FLOATS or (char in _INTEGERS and op != _DIVIDE)) or not a.dtype.isnative:
         return _numpy_call(ufunc, args, kwargs)
     if a.ndim != b.ndim:

@@ -219,6 +219,7 @@ typedef struct {
     Py_ssize_t next;                          /* the next block to hand out (atomic) */
     int cancelled;                            /* no thread starts a block once set */
     int flags;                                /* helpers' floating-point flags (atomic OR) */
+    fenv_t env;                               /* the caller's floating-point environment */
 } lzb_binary_job;
 
 /* Block ``item``: rows r0 .. r0+count-1, or columns c0 .. c0+cols-1 of one row. */
@@ -258,20 +259,29 @@ static inline void lzb_fp_clear(void) { feclearexcept(FE_ALL_EXCEPT); }
 static inline int lzb_fp_raised(void) { return fetestexcept(LZB_FP_FLAGS); }
 
 /* A helper thread: blocks until none is left or the job is cancelled (or a fork() stops the
- * helpers: the caller then does the rest); its floating-point flags join the job's. */
+ * helpers: the caller then does the rest). It computes in the caller's floating-point
+ * environment (rounding, flush-to-zero and denormals-are-zero: a pooled helper keeps the
+ * settings of the thread that started it, and NumPy computes in the caller's), with its
+ * flags cleared; its flags join the job's, and its own environment comes back after. */
 static void lzb_binary_helper(void *arg) {
     lzb_binary_job *job = (lzb_binary_job *)arg;
     Py_ssize_t item;
+    fenv_t own;
+    int raised;
+    fegetenv(&own);
+    fesetenv(&job->env);
     lzb_fp_clear();
     while (!lzb_cancelled(&job->cancelled) && !lzb_pool_stopping()) {
         item = lzb_next_item(&job->next);
         if (item >= job->n_items) break;
         lzb_binary_run(job, item);
     }
+    raised = lzb_fp_raised();
+    fesetenv(&own);
 #if defined(_MSC_VER)
-    _InterlockedOr((volatile long *)&job->flags, lzb_fp_raised());
+    _InterlockedOr((volatile long *)&job->flags, raised);
 #else
-    __atomic_fetch_or(&job->flags, lzb_fp_raised(), __ATOMIC_RELAXED);
+    __atomic_fetch_or(&job->flags, raised, __ATOMIC_RELAXED);
 #endif
 }
 

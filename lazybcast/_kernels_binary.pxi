@@ -5,6 +5,16 @@
 # C call and blocks go to both cores (lazybcast._binary decides when, and checks the
 # floating-point flags against np.errstate).
 
+cdef extern from "<fenv.h>":
+    ctypedef struct fenv_t:
+        pass
+    int fegetenv(fenv_t* env) noexcept nogil
+    enum:
+        FE_INVALID
+        FE_DIVBYZERO
+        FE_OVERFLOW
+        FE_UNDERFLOW
+
 cdef extern from "_kernels_binary.h":
     ctypedef void (*lzb_binary_loop)(intp_t n, const char* a, const char* b,
                                      char* out) noexcept nogil
@@ -21,10 +31,12 @@ cdef extern from "_kernels_binary.h":
         intp_t n, ia, ib, io, rows, rows_per_item, cols_per_item, pieces, n_items, next
         int cancelled
         int flags
+        fenv_t env
     enum:
         LZB_BINARY_MAXDIMS
         LZB_NOPS
         LZB_LESS
+        LZB_F4
         LZB_VV
         LZB_SV
         LZB_VS
@@ -33,13 +45,6 @@ cdef extern from "_kernels_binary.h":
     void lzb_binary_helper(void* arg) noexcept nogil
     void lzb_fp_clear() noexcept nogil
     int lzb_fp_raised() noexcept nogil
-
-cdef extern from "<fenv.h>":
-    enum:
-        FE_INVALID
-        FE_DIVBYZERO
-        FE_OVERFLOW
-        FE_UNDERFLOW
 
 #: The floating-point flags binary_into reports, by the np.errstate category they stand for.
 FP_FLAGS = {"invalid": FE_INVALID, "divide": FE_DIVBYZERO, "over": FE_OVERFLOW,
@@ -77,9 +82,11 @@ def binary_into(int op, cnp.ndarray a not None, cnp.ndarray b not None,
     ``out[...] = BINARY_OPS[op](a, b)``, where ``a`` and ``b`` have ``out``'s rank and one
     dtype, each axis of theirs is 1 or ``out``'s size, and ``out`` (C-contiguous, not
     overlapping them) has their dtype, or bool for a comparison. Returns the floating-point
-    exception flags the arithmetic raised (``FE_*`` bits of ``<fenv.h>``; 0 for integers and
-    for comparisons, whose NumPy loops never report any), or -1 without writing anything
-    when the kernel has no loop for these operands (another dtype, byte order or layout).
+    exception flags the arithmetic of floats raised (``FE_*`` bits of ``<fenv.h>``; 0 for
+    integers and for comparisons, whose NumPy loops never report any), or -1 without writing
+    anything when the kernel has no loop for these operands (another dtype, byte order or
+    layout, integer division). Helper threads compute in the caller's floating-point
+    environment (rounding mode, flush-to-zero), as NumPy computes in the caller's thread.
     ``threads=None`` chooses as ``materialize`` does.
 
     >>> import numpy as np
@@ -103,10 +110,9 @@ def binary_into(int op, cnp.ndarray a not None, cnp.ndarray b not None,
     if cnp.PyArray_NDIM(a) != ndim or cnp.PyArray_NDIM(b) != ndim:
         raise ValueError(f"a and b must have out's rank {ndim}, got {cnp.PyArray_NDIM(a)} and "
                          f"{cnp.PyArray_NDIM(b)}")
-    if ndim > LZB_BINARY_MAXDIMS:
+    if ndim > LZB_BINARY_MAXDIMS or typ < 0 or lzb_binary_loop_for(op, typ, LZB_VV) == NULL:
         return -1
-    if (typ < 0 or not lzb_equiv_types(cnp.PyArray_DESCR(a), cnp.PyArray_DESCR(b))
-            or _binary_type(b) != typ):
+    if not lzb_equiv_types(cnp.PyArray_DESCR(a), cnp.PyArray_DESCR(b)) or _binary_type(b) != typ:
         return -1
     if comparison:
         if cnp.PyArray_TYPE(out) != cnp.NPY_BOOL:
@@ -184,6 +190,7 @@ def binary_into(int op, cnp.ndarray a not None, cnp.ndarray b not None,
     if nthreads > job.n_items:
         nthreads = <int>job.n_items
     _last_nthreads = nthreads
+    fegetenv(&job.env)  # (the helpers compute in it: lzb_binary_helper)
     lzb_fp_clear()
     try:
         if nthreads > 1:
@@ -205,4 +212,4 @@ def binary_into(int op, cnp.ndarray a not None, cnp.ndarray b not None,
                 lzb_team_join(&team)
         if loop_sized:
             _loop_end_ns = lzb_now_ns()
-    return 0 if comparison else flags | job.flags
+    return flags | job.flags if typ >= LZB_F4 and not comparison else 0

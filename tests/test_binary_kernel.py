@@ -4,7 +4,11 @@ for values and dtypes; NumPy under ``np.errstate(all="raise")`` is the reference
 floating-point errors a result raises; NumPy on the ``np.broadcast_to`` arrays for warnings,
 errors and ``call=`` handlers of the views' operators."""
 
+import ctypes
+import ctypes.util
+import platform
 import signal
+import sys
 import threading
 import warnings
 
@@ -318,3 +322,44 @@ def test_long_rows_of_every_pattern_compare_as_numpys(dtype, simd):
             out = np.empty(expected.shape, expected.dtype)
             assert _kernels.binary_into(op, a, b, out) >= 0
             assert np.array_equal(out, expected, equal_nan=True), (ufunc, a.shape, b.shape)
+
+
+@pytest.mark.skipif(not (sys.platform.startswith("linux") and platform.machine() == "x86_64"),
+                    reason="sets the rounding mode through glibc's fesetround (x86-64 values)")
+def test_helpers_compute_in_the_callers_floating_point_environment():
+    """A pooled helper started under round-to-nearest still rounds upward when the caller
+    does (NumPy computes in the caller's thread, so its environment is the reference)."""
+    libm = ctypes.CDLL(ctypes.util.find_library("m"))
+    fe_upward, fe_tonearest = 0x800, 0
+    a = np.full((2048, 1), 1.0)
+    b = np.full((1, 4096), 3.0)
+    out = np.empty((2048, 4096))
+    spin = _kernels._helper_spin()
+    _kernels._helper_spin(2_000_000, 2_000_000)  # helpers wait 2 s for the next job
+    try:
+        _kernels.binary_into(3, a, b, out, threads=2)  # the helper starts, round-to-nearest
+        shares = _kernels._helper_delay()
+        libm.fesetround(fe_upward)
+        try:
+            _kernels.binary_into(3, a, b, out, threads=2)
+            expected = a / b
+        finally:
+            libm.fesetround(fe_tonearest)
+        assert _kernels._helper_delay() > shares  # the spinning helper took part
+    finally:
+        _kernels._helper_spin(spin)
+    assert expected[0, 0] > 1 / 3  # (rounded upward)
+    assert np.array_equal(out, expected)
+
+
+def test_long_against_longlong_keeps_numpys_result_type():
+    a = np.arange(1000, dtype="l").reshape(1000, 1)
+    b = np.arange(100, dtype="q").reshape(1, 100)
+    for x, y in ((a, b), (b, a)):
+        got = lazybcast.broadcast_to(x, (1000, 100)) + lazybcast.broadcast_to(y, (1000, 100))
+        assert got.dtype.char == (x + y).dtype.char
+
+
+def test_no_loop_is_minus_one_even_for_an_empty_result():
+    ints = np.ones((0, 1), np.int16), np.ones((1, 3), np.int16), np.empty((0, 3), np.int16)
+    assert _kernels.binary_into(_kernels.BINARY_OPS.index("true_divide"), *ints) == -1
