@@ -21,6 +21,7 @@ import warnings
 import numpy as np
 
 import lazybcast
+import lazybcast._binary
 
 ALLOWED = (ValueError, TypeError, IndexError)
 MODES = ("numpy", "explicit", "bidirectional", "pdpd")
@@ -697,12 +698,48 @@ def check_pickle(view):
             _same(clone, expected)
 
 
+_BINARY_UFUNCS = (np.add, np.subtract, np.multiply, np.true_divide, np.less, np.greater_equal,
+                  np.equal, np.not_equal, np.maximum)
+
+
+def check_binary(view, d):
+    """``ufunc(view, partner)`` where the partner repeats along the axes where the view's
+    source does not (an outer operation: the kernel of lazybcast._binary, at any size here),
+    against NumPy on the broadcast arrays."""
+    if view.ndim == 0 or view.nbytes > FULL_COMPARE * 16 or view.dtype.hasobject:
+        return  # (objects raise their own errors: ZeroDivisionError, ...)
+    aligned = (1,) * (view.ndim - view.source.ndim) + view.source.shape
+    shape = tuple(n if m == 1 else 1 for m, n in zip(aligned, view.shape))
+    dtype = d.choice([view.dtype, view.dtype, view.dtype, np.dtype("f8"), np.dtype("i4")])
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        values = np.arange(math.prod(shape), dtype=np.int64).reshape(shape) - 3
+        ok_values, values = reference(values.astype, dtype)
+    if not ok_values:
+        return
+    partner = lazybcast.broadcast_to(values, view.shape)
+    ufunc = d.choice(_BINARY_UFUNCS)
+    operands = (view, partner) if d.boolean() else (partner, view)
+    arrays = tuple(np.broadcast_to(x.source, x.shape) for x in operands)
+    old = lazybcast._binary.SMALLEST_BYTES
+    lazybcast._binary.SMALLEST_BYTES = 0
+    try:
+        with np.errstate(all="ignore"):
+            ok_ref, ref = reference(ufunc, *arrays)
+            ok, got = attempt(ufunc, *operands)
+    finally:
+        lazybcast._binary.SMALLEST_BYTES = old
+    if _agree(ok_ref, ref, ok, got, f"{ufunc.__name__}({operands[0].dtype}, "
+              f"{operands[1].dtype})"):
+        _same(got, ref)
+
+
 # -- one whole case ---------------------------------------------------------------------------
 
 
 def run_case(d):
     """Draw one entry point and its arguments from ``d`` and check the contract."""
-    what = d.integer(0, 8)
+    what = d.integer(0, 9)
     if what == 0:
         check_broadcast_shapes([gen_shape_like(d, allow_int=True) for _ in range(d.integer(0, 3))])
         return
@@ -736,5 +773,7 @@ def run_case(d):
         indices = d.choice([[0], [n - 1, 0], [], [n], [1.5], [2**70], np.array([0, 0]),
                             [[0]], [True], "0", None, np.array([-1], dtype=np.int8)])
         check_row_dataset(view, i, indices)
-    else:
+    elif what == 8:
         check_pickle(view)
+    else:
+        check_binary(view, d)

@@ -93,6 +93,14 @@ def test_indexing_twice_fuzz(data):
 
 @many
 @given(drawers)
+def test_binary_fuzz(data):
+    d = hostile.HypothesisDrawer(data)
+    _, view = _view(d)
+    hostile.check_binary(view, d)
+
+
+@many
+@given(drawers)
 def test_materialize_fuzz(data):
     d = hostile.HypothesisDrawer(data)
     data, view = _view(d)
