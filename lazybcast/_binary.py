@@ -10,8 +10,8 @@ row, blocks shared with the copies' helper thread, for
 - two ndarray operands of one native dtype: integers of 1-8 bytes, float32, float64;
 - no keyword arguments but ``out=`` (an ndarray of the result's shape and dtype, C-contiguous,
   not overlapping the operands); ``where=``, ``dtype=``, ... go to NumPy;
-- results of at least :data:`SMALLEST_BYTES` where the operands broadcast against each other,
-  and results of ``AUTO_THREADS_BYTES`` (where two threads pay) when they do not.
+- results of any size where the operands broadcast against each other, and from
+  :data:`SAME_SHAPE_BYTES` when they do not.
 
 Values are NumPy's: the loops are IEEE 754 arithmetic, one operation per element, and integer
 arithmetic wraps. Floating-point errors are NumPy's too: the kernel reports the exception flags
@@ -35,8 +35,14 @@ _DIVIDE = _kernels.BINARY_OPS.index("true_divide")
 _INTEGERS = frozenset("bhilqBHILQ")
 _FLOATS = frozenset("fd")
 
-#: Results of fewer bytes stay NumPy's (its call costs about what the kernel's does).
-SMALLEST_BYTES = 64 * 1024
+#: Operands of one shape (nothing broadcast between them) stay NumPy's below this size, one
+#: core's L2 cache (``LOOP_THREADS_BYTES``): NumPy's contiguous loop is as fast on one thread
+#: (64 x 256 float32: 2.6 us against the kernel's 3.2; 512 x 512 int16: 16.8 against 17.4),
+#: and the kernel gains where a second thread can (1024 x 1024 float32: 144 against 68 us).
+#: Operands that broadcast against each other take the kernel at every size: from a 4 x 4
+#: result up it cost less than NumPy's iterator (4 x 4 float32 add 6.9 against 8.7 us for the
+#: whole ``v + w``; Zen 4, benchmarks/RESULTS.md).
+SAME_SHAPE_BYTES = _kernels.LOOP_THREADS_BYTES
 
 
 def call(ufunc, args, kwargs):
@@ -67,8 +73,7 @@ def call(ufunc, args, kwargs):
     for n in shape:
         size *= n
     nbytes = size * (1 if op >= _FIRST_COMPARISON else a.itemsize)
-    if nbytes < SMALLEST_BYTES or (a.shape == b.shape
-                                   and nbytes < _kernels.AUTO_THREADS_BYTES):
+    if nbytes == 0 or (a.shape == b.shape and nbytes < SAME_SHAPE_BYTES):
         return _numpy_call(ufunc, args, kwargs)
     if out is None:
         out = np.empty(shape, dtype=np.bool_ if op >= _FIRST_COMPARISON else a.dtype)

@@ -21,7 +21,6 @@ import warnings
 import numpy as np
 
 import lazybcast
-import lazybcast._binary
 
 ALLOWED = (ValueError, TypeError, IndexError)
 MODES = ("numpy", "explicit", "bidirectional", "pdpd")
@@ -704,7 +703,7 @@ _BINARY_UFUNCS = (np.add, np.subtract, np.multiply, np.true_divide, np.less, np.
 
 def check_binary(view, d):
     """``ufunc(view, partner)`` where the partner repeats along the axes where the view's
-    source does not (an outer operation: the kernel of lazybcast._binary, at any size here),
+    source does not (an outer operation: the kernel of lazybcast._binary),
     against NumPy on the broadcast arrays."""
     if view.ndim == 0 or view.nbytes > FULL_COMPARE * 16 or view.dtype.hasobject:
         return  # (objects raise their own errors: ZeroDivisionError, ...)
@@ -721,14 +720,9 @@ def check_binary(view, d):
     ufunc = d.choice(_BINARY_UFUNCS)
     operands = (view, partner) if d.boolean() else (partner, view)
     arrays = tuple(np.broadcast_to(x.source, x.shape) for x in operands)
-    old = lazybcast._binary.SMALLEST_BYTES
-    lazybcast._binary.SMALLEST_BYTES = 0
-    try:
-        with np.errstate(all="ignore"):
-            ok_ref, ref = reference(ufunc, *arrays)
-            ok, got = attempt(ufunc, *operands)
-    finally:
-        lazybcast._binary.SMALLEST_BYTES = old
+    with np.errstate(all="ignore"):
+        ok_ref, ref = reference(ufunc, *arrays)
+        ok, got = attempt(ufunc, *operands)
     if _agree(ok_ref, ref, ok, got, f"{ufunc.__name__}({operands[0].dtype}, "
               f"{operands[1].dtype})"):
         _same(got, ref)
