@@ -279,7 +279,7 @@ static void lzb_binary_helper(void *arg) {
     raised = lzb_fp_raised();
     fesetenv(&own);
 #if defined(_MSC_VER)
-    _InterlockedOr((volatile long *)&job->flags, raised);
+    InterlockedOr((volatile LONG *)&job->flags, raised);  /* (windows.h, as _kernels_team.h) */
 #else
     __atomic_fetch_or(&job->flags, raised, __ATOMIC_RELAXED);
 #endif
