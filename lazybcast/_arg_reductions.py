@@ -8,6 +8,8 @@ index is 0; over the whole view, the source's first occurrence with 0 on the bro
 (np.int64(1), array([0, 0, 0]))
 """
 
+import operator
+
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
@@ -32,9 +34,28 @@ def _logical_flat(i, src_shape, shape):
     return flat
 
 
+def _not_an_axis(name, view, axis):
+    """NumPy's error for an ``axis`` that is not an integer (or is a bool), at source cost. NumPy's NaN
+    variants first reduce the NaN mask along it (``np.all``: its AxisError or TypeError, or
+    ValueError for an all-NaN slice), then its function rejects the axis: raised here from
+    one element of the view's rank."""
+    if name.startswith("nan") and view.dtype.kind in "fc" and view.size:
+        if np.isnan(view).all(axis=axis).any():
+            raise ValueError("All-NaN slice encountered")
+    getattr(np, name.removeprefix("nan"))(np.zeros((1,) * view.ndim, view.dtype), axis=axis)
+    raise TypeError(f"axis must be an integer or None, got {axis!r}")  # (NumPy raised above)
+
+
 def _arg(name, view, axis, out, keepdims):
     if keepdims is _NoValue:
         keepdims = False
+    if axis is not None and view.ndim > 0 and not _is_object(view):
+        try:
+            operator.index(axis)
+        except TypeError:
+            _not_an_axis(name, view, axis)
+        if isinstance(axis, (bool, np.bool_)):  # (an index, but not an axis for NumPy)
+            _not_an_axis(name, view, axis)
     if view.ndim > 0 and not _is_object(view):
         axes = tuple(range(view.ndim)) if axis is None else \
             (normalize_axis_index(axis, view.ndim),)

@@ -19,9 +19,9 @@ zero-copy ``np.asarray(view)``.
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
-from lazybcast._reductions import (_axes, _finish, _is_object, _numpy, _out_fits, _repeated,
+from lazybcast._reductions import (_finish, _is_object, _numpy, _out_fits, _repeated,
                                    _repeats, _result_shape, _source, _temp, _whole_call,
-                                   keepdims_flag, reduce)
+                                   _reduction_axes, keepdims_flag, reduce)
 from lazybcast._repetition import narrow, wide
 from lazybcast._ufuncs import _wrap
 from lazybcast._view import BroadcastView
@@ -80,7 +80,7 @@ def mean(view, axis=None, dtype=None, out=None, keepdims=False, *, where=True, n
             and (dtype is None or view.dtype.kind in "biufc")):
         # (timedelta64 with a dtype=: NumPy's own rules, below; the float path would drop
         # NaT and the unit)
-        axes = _axes(axis, view.ndim)
+        axes = _moment_axes(name, axis, view.ndim)
         if name == "mean" and out is None and dtype is not None and np.dtype(dtype).kind in "iub":
             # NumPy sums in ``dtype`` (wrapping) over the logical elements, then true_divides
             # by the count (an intp) and casts back: the same steps on the repeated sum.
@@ -101,6 +101,16 @@ def mean(view, axis=None, dtype=None, out=None, keepdims=False, *, where=True, n
     return _numpy(name, view, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
 
 
+def _moment_axes(name, axis, ndim):
+    """The reduced axes of ``np.<name>``, or its own error (NumPy's means and variances word
+    theirs apart from the ufunc reductions': ``integer argument expected, got float``)."""
+    try:
+        return _reduction_axes(axis, ndim)
+    except (TypeError, ValueError):
+        getattr(np, name)(np.empty((1,) * ndim), axis=axis)
+        raise
+
+
 def _moment(name, view, axis, dtype, out, ddof, keepdims, where, mean, correction):
     keepdims = keepdims_flag(keepdims)
     if correction is not _NoValue:
@@ -109,7 +119,7 @@ def _moment(name, view, axis, dtype, out, ddof, keepdims, where, mean, correctio
         ddof, correction = correction, _NoValue
     if (where is True or where is _NoValue) and mean is _NoValue and view.ndim > 0 \
             and not _is_object(view, dtype):
-        axes = _axes(axis, view.ndim)
+        axes = _moment_axes(name, axis, view.ndim)
         fits = _out_fits(out, _result_shape(view.shape, axes, keepdims))
         if fits is not False:
             src = _source(view, axes)

@@ -72,6 +72,16 @@ def _axes(axis, ndim):
         raise
 
 
+def _reduction_axes(axis, ndim):
+    """:func:`_axes` for a ufunc reduction, which refuses bools as axes where NumPy's
+    functions along an axis take them as 0 and 1 (``np.sum(a, axis=True)``: TypeError)."""
+    entries = axis if type(axis) is tuple else (axis,)
+    if builtins.any(isinstance(a, (bool, np.bool_)) for a in entries):
+        np.add.reduce(np.empty((1,) * ndim), axis=axis)  # raises NumPy's own message
+        raise TypeError(f"axis must be an integer or a tuple of integers, got {axis!r}")
+    return _axes(axis, ndim)
+
+
 def _source(view, axes):
     """The view's source, cut to size 0 along the view's empty axes (so NumPy sees an empty
     reduction exactly where the logical array is empty). An empty reduction gives the same
@@ -179,6 +189,8 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
         raise TypeError("return arrays must be of ArrayType")
     keepdims = keepdims_flag(keepdims)
     kind = KIND.get(ufunc)
+    if axis is not None and type(axis) is not int:
+        _reduction_axes(axis, view.ndim)  # (NumPy's errors first)
     if initial is _NoValue and not nan and _whole_call(view, axis, out, keepdims, where):
         whole = _whole(ufunc, kind, view, dtype)
         if whole is not None:
@@ -186,7 +198,7 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
     plain = (kind is not None and (where is True or where is _NoValue) and view.ndim > 0
              and not _is_object(view, dtype))
     if plain:
-        axes = _axes(axis, view.ndim)
+        axes = _reduction_axes(axis, view.ndim)
         plain = out is None or _out_fits(out, _result_shape(view.shape, axes, keepdims))
     if not plain:
         return _numpy(_NAN_NAMES[ufunc] if nan else ufunc, view, axis=axis, dtype=dtype,

@@ -919,3 +919,22 @@ def test_an_out_tuple_of_the_wrong_kind_raises_numpys_error(func, entries):
     got = outcome(func, lazybcast.broadcast_to(np.arange(3.0), (2, 3)), 0, out=out)
     want = outcome(func, np.broadcast_to(np.arange(3.0), (2, 3)), 0, out=out)
     assert got[0] == want[0] == "error" and got[1] is want[1], (got, want)
+
+
+@pytest.mark.parametrize("axis", [True, False, np.True_, (True,), (0, True), (0, 1.5), 1.5,
+                                  "x"])
+@pytest.mark.parametrize("name", ["sum", "max", "mean", "std", "any", "ptp", "nansum",
+                                  "nanmean", "count_nonzero", "argmin", "nanargmax",
+                                  "nanargmin"])
+def test_axes_that_are_not_integers_raise_numpys_error(name, axis):
+    """Bools are indices but not axes of a reduction (NumPy: TypeError; lazybcast used to
+    read True as axis 1); tuples and floats given to argmin and nanargmin raise what NumPy
+    raises, the NaN variants finding an all-NaN slice first (ValueError)."""
+    src = np.array([[np.nan, np.nan], [1.0, np.nan]])
+    v = lazybcast.broadcast_to(src, (3, 2, 2))
+    func = getattr(np, name)
+    with pytest.raises(Exception) as expected:
+        func(np.broadcast_to(src, (3, 2, 2)), axis=axis)
+    with pytest.raises(expected.type) as got:
+        func(v, axis=axis)
+    assert str(got.value) == str(expected.value)
