@@ -35,7 +35,8 @@ def _logical_flat(i, src_shape, shape):
 
 
 def _not_an_axis(name, view, axis):
-    """NumPy's error for an ``axis`` that is not an integer (or is a bool), at source cost. NumPy's NaN
+    """NumPy's error for an ``axis`` that is not an integer (or is a bool or an array), at
+    source cost. NumPy's NaN
     variants first reduce the NaN mask along it (``np.all``: its AxisError or TypeError, or
     ValueError for an all-NaN slice), then its function rejects the axis: raised here from
     one element of the view's rank."""
@@ -50,11 +51,12 @@ def _arg(name, view, axis, out, keepdims):
     if keepdims is _NoValue:
         keepdims = False
     if axis is not None and view.ndim > 0 and not _is_object(view):
+        if isinstance(axis, (bool, np.bool_)) or (isinstance(axis, np.ndarray) and axis.ndim):
+            # (indices, but not axes, for NumPy)
+            _not_an_axis(name, view, axis)
         try:
             operator.index(axis)
         except TypeError:
-            _not_an_axis(name, view, axis)
-        if isinstance(axis, (bool, np.bool_)):  # (an index, but not an axis for NumPy)
             _not_an_axis(name, view, axis)
     if view.ndim > 0 and not _is_object(view):
         axes = tuple(range(view.ndim)) if axis is None else \

@@ -80,7 +80,7 @@ def mean(view, axis=None, dtype=None, out=None, keepdims=False, *, where=True, n
             and (dtype is None or view.dtype.kind in "biufc")):
         # (timedelta64 with a dtype=: NumPy's own rules, below; the float path would drop
         # NaT and the unit)
-        axes = _moment_axes(name, axis, view.ndim)
+        axes = _moment_axes(name, view, axis)
         if name == "mean" and out is None and dtype is not None and np.dtype(dtype).kind in "iub":
             # NumPy sums in ``dtype`` (wrapping) over the logical elements, then true_divides
             # by the count (an intp) and casts back: the same steps on the repeated sum.
@@ -101,13 +101,13 @@ def mean(view, axis=None, dtype=None, out=None, keepdims=False, *, where=True, n
     return _numpy(name, view, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
 
 
-def _moment_axes(name, axis, ndim):
-    """The reduced axes of ``np.<name>``, or its own error (NumPy's means and variances word
-    theirs apart from the ufunc reductions': ``integer argument expected, got float``)."""
+def _moment_axes(name, view, axis):
+    """The reduced axes of ``np.<name>(view)``, or its own error (NumPy's means and variances
+    word theirs apart from the ufunc reductions': ``integer argument expected, got float``)."""
     try:
-        return _reduction_axes(axis, ndim)
+        return _reduction_axes(axis, view.ndim)
     except (TypeError, ValueError):
-        getattr(np, name)(np.empty((1,) * ndim), axis=axis)
+        getattr(np, name)(np.empty((1,) * view.ndim, view.dtype), axis=axis)
         raise
 
 
@@ -119,7 +119,7 @@ def _moment(name, view, axis, dtype, out, ddof, keepdims, where, mean, correctio
         ddof, correction = correction, _NoValue
     if (where is True or where is _NoValue) and mean is _NoValue and view.ndim > 0 \
             and not _is_object(view, dtype):
-        axes = _moment_axes(name, axis, view.ndim)
+        axes = _moment_axes(name, view, axis)
         fits = _out_fits(out, _result_shape(view.shape, axes, keepdims))
         if fits is not False:
             src = _source(view, axes)
@@ -148,20 +148,34 @@ def std(view, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
     return _moment("std", view, axis, dtype, out, ddof, keepdims, where, mean, correction)
 
 
+def _nan_inexact(view, dtype, out):
+    """NumPy's checks of its NaN means and variances, before anything is computed: for a
+    floating view, ``dtype=`` and ``out=`` must be floating too (an integer ``out`` would take
+    NaN cast to garbage)."""
+    if type(view) is BroadcastView and view.dtype.kind in "fc":
+        if dtype is not None and not issubclass(np.dtype(dtype).type, np.inexact):
+            raise TypeError("If a is inexact, then dtype must be inexact")
+        if out is not None and not issubclass(out.dtype.type, np.inexact):
+            raise TypeError("If a is inexact, then out must be inexact")
+
+
 def nanmean(view, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     """``np.nanmean(view)``: the source's (NaNs repeat as often as the other values)."""
+    _nan_inexact(view, dtype, out)
     return mean(view, axis, dtype, out, keepdims, where=where, name="nanmean")
 
 
 def nanvar(view, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
            mean=_NoValue, correction=_NoValue):
     """``np.nanvar(view)`` from the source's moments (as :func:`var`)."""
+    _nan_inexact(view, dtype, out)
     return _moment("nanvar", view, axis, dtype, out, ddof, keepdims, where, mean, correction)
 
 
 def nanstd(view, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
            mean=_NoValue, correction=_NoValue):
     """``np.nanstd(view)`` from the source's moments (as :func:`std`)."""
+    _nan_inexact(view, dtype, out)
     return _moment("nanstd", view, axis, dtype, out, ddof, keepdims, where, mean, correction)
 
 

@@ -72,13 +72,21 @@ def _axes(axis, ndim):
         raise
 
 
-def _reduction_axes(axis, ndim):
-    """:func:`_axes` for a ufunc reduction, which refuses bools as axes where NumPy's
-    functions along an axis take them as 0 and 1 (``np.sum(a, axis=True)``: TypeError)."""
+def _refuse_non_axes(axis, ndim):
+    """NumPy's TypeError for what ufunc reductions refuse as an axis although
+    ``normalize_axis_tuple`` takes it: bools (``np.sum(a, axis=True)``), and arrays of one or
+    more axes (an index array of one element passes ``operator.index``)."""
     entries = axis if type(axis) is tuple else (axis,)
-    if builtins.any(isinstance(a, (bool, np.bool_)) for a in entries):
+    if builtins.any(isinstance(a, (bool, np.bool_)) or (isinstance(a, np.ndarray) and a.ndim)
+                    for a in entries):
         np.add.reduce(np.empty((1,) * ndim), axis=axis)  # raises NumPy's own message
         raise TypeError(f"axis must be an integer or a tuple of integers, got {axis!r}")
+
+
+def _reduction_axes(axis, ndim):
+    """:func:`_axes` for a ufunc reduction (see :func:`_refuse_non_axes`)."""
+    if axis is not None and type(axis) is not int:
+        _refuse_non_axes(axis, ndim)
     return _axes(axis, ndim)
 
 
@@ -190,7 +198,7 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
     keepdims = keepdims_flag(keepdims)
     kind = KIND.get(ufunc)
     if axis is not None and type(axis) is not int:
-        _reduction_axes(axis, view.ndim)  # (NumPy's errors first)
+        _refuse_non_axes(axis, view.ndim)  # (NumPy's errors first)
     if initial is _NoValue and not nan and _whole_call(view, axis, out, keepdims, where):
         whole = _whole(ufunc, kind, view, dtype)
         if whole is not None:

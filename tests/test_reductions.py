@@ -922,7 +922,7 @@ def test_an_out_tuple_of_the_wrong_kind_raises_numpys_error(func, entries):
 
 
 @pytest.mark.parametrize("axis", [True, False, np.True_, (True,), (0, True), (0, 1.5), 1.5,
-                                  "x"])
+                                  "x", np.array([0]), (0, np.array([1]))])
 @pytest.mark.parametrize("name", ["sum", "max", "mean", "std", "any", "ptp", "nansum",
                                   "nanmean", "count_nonzero", "argmin", "nanargmax",
                                   "nanargmin"])
@@ -938,3 +938,37 @@ def test_axes_that_are_not_integers_raise_numpys_error(name, axis):
     with pytest.raises(expected.type) as got:
         func(v, axis=axis)
     assert str(got.value) == str(expected.value)
+
+
+@pytest.mark.parametrize("name", ["sum", "max", "any", "nansum", "count_nonzero", "ptp",
+                                  "mean", "std"])
+@pytest.mark.parametrize("axis", [np.int64(0), np.intp(-1), np.uint8(0), 0, -1])
+def test_zero_d_views_take_axis_0_and_minus_1_of_any_integer_type(name, axis):
+    """(NumPy's mean and std refuse them: AxisError, as the views' do.)"""
+    v = lazybcast.broadcast_to(np.float64(3.0), ())
+    func = getattr(np, name)
+    try:
+        expected = func(np.asarray(v), axis=axis)
+    except np.exceptions.AxisError:
+        with pytest.raises(np.exceptions.AxisError):
+            func(v, axis=axis)
+        return
+    got = func(v, axis=axis)
+    assert type(got) is type(expected) and got == expected
+
+
+@pytest.mark.parametrize("name", ["nanmean", "nanvar", "nanstd"])
+@pytest.mark.parametrize("kwargs", [{"out": np.zeros(3, np.int64)}, {"dtype": np.int32},
+                                    {"out": np.zeros(3, bool)}])
+def test_nan_moments_of_floats_refuse_integer_out_and_dtype(name, kwargs):
+    """NumPy checks these first; lazybcast used to write NaN cast to an integer into out."""
+    v = lazybcast.broadcast_to(np.ones((3, 1), np.float32), (3, 2))
+    func = getattr(np, name)
+    with pytest.raises(TypeError) as expected:
+        func(np.asarray(v), axis=-1, **kwargs)
+    with pytest.raises(TypeError) as got:
+        func(v, axis=-1, **kwargs)
+    assert str(got.value) == str(expected.value)
+    ints = lazybcast.broadcast_to(np.ones((3, 1), np.int32), (3, 2))  # (not inexact: no check)
+    assert np.array_equal(func(ints, axis=-1, dtype=np.float64),
+                          func(np.asarray(ints), axis=-1, dtype=np.float64))
