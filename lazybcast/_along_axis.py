@@ -44,7 +44,8 @@ array([[0, 0, 0]])
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
-from lazybcast._reductions import _axes, _finish, _repeats
+from lazybcast._axis_args import _axes
+from lazybcast._reductions import _finish, _repeats
 from lazybcast._reductions import _repeated as _repeated_axes
 from lazybcast._view import BroadcastView, make_view
 

@@ -13,6 +13,7 @@ import operator
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
+from lazybcast._axis_args import not_an_axis
 from lazybcast._reductions import _finish, _is_object, _numpy, _out_fits, _result_shape, _source
 
 __all__ = ["argmax", "argmin", "nanargmax", "nanargmin"]
@@ -36,10 +37,9 @@ def _logical_flat(i, src_shape, shape):
 
 def _not_an_axis(name, view, axis):
     """NumPy's error for an ``axis`` that is not an integer (or is a bool or an array), at
-    source cost. NumPy's NaN
-    variants first reduce the NaN mask along it (``np.all``: its AxisError or TypeError, or
-    ValueError for an all-NaN slice), then its function rejects the axis: raised here from
-    one element of the view's rank."""
+    source cost. NumPy's NaN variants first reduce the NaN mask along it (``np.all``: its
+    AxisError or TypeError, or ValueError for an all-NaN slice), then its function rejects
+    the axis: raised here from one element of the view's rank."""
     if name.startswith("nan") and view.dtype.kind in "fc" and view.size:
         if np.isnan(view).all(axis=axis).any():
             raise ValueError("All-NaN slice encountered")
@@ -51,8 +51,7 @@ def _arg(name, view, axis, out, keepdims):
     if keepdims is _NoValue:
         keepdims = False
     if axis is not None and view.ndim > 0 and not _is_object(view):
-        if isinstance(axis, (bool, np.bool_)) or (isinstance(axis, np.ndarray) and axis.ndim):
-            # (indices, but not axes, for NumPy)
+        if not_an_axis(axis):
             _not_an_axis(name, view, axis)
         try:
             operator.index(axis)

@@ -19,9 +19,9 @@ zero-copy ``np.asarray(view)``.
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
+from lazybcast._axis_args import _reduction_axes, keepdims_flag
 from lazybcast._reductions import (_finish, _is_object, _numpy, _out_fits, _repeated,
-                                   _repeats, _result_shape, _source, _temp, _whole_call,
-                                   _reduction_axes, keepdims_flag, reduce)
+                                   _repeats, _result_shape, _source, _temp, _whole_call, reduce)
 from lazybcast._repetition import narrow, wide
 from lazybcast._ufuncs import _wrap
 from lazybcast._view import BroadcastView

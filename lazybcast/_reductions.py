@@ -23,11 +23,10 @@ BroadcastView(shape=(4,), dtype=float64, mode='numpy', source_shape=(4,), logica
 """
 
 import builtins
-import operator
 
 import numpy as np
-from numpy.lib.array_utils import normalize_axis_tuple
 
+from lazybcast._axis_args import _reduction_axes, _refuse_non_axes, keepdims_flag
 from lazybcast._repetition import (KIND, narrow, reported, rounded, rounded_scalar, scale,
                                    wide)
 from lazybcast._ufuncs import _check_writeable
@@ -46,48 +45,6 @@ _NAN_NAMES: dict[np.ufunc, str] = {np.add: "nansum", np.multiply: "nanprod", np.
 
 
 # -- the plan: axes, source, repeats ------------------------------------------------------------
-
-
-def keepdims_flag(keepdims):
-    """``keepdims`` as NumPy's reductions read it: an integer's truth (``operator.index``:
-    ``None``, ``1.5`` and NumPy's bool raise its TypeError); unset is False."""
-    if keepdims is False or keepdims is True:
-        return keepdims
-    if keepdims is _NoValue:
-        return False
-    return bool(operator.index(keepdims))
-
-
-def _axes(axis, ndim):
-    if axis is None:
-        return tuple(range(ndim))
-    if type(axis) is int and -ndim <= axis < ndim:  # (the common case, without NumPy's call)
-        return (axis + ndim if axis < 0 else axis,)
-    if type(axis) is list:  # NumPy's reductions take an int or a tuple, not a list
-        raise TypeError("'list' object cannot be interpreted as an integer")
-    try:
-        return tuple(sorted(normalize_axis_tuple(axis, ndim)))
-    except (TypeError, ValueError):
-        np.add.reduce(np.empty((1,) * ndim), axis=axis)  # raises NumPy's own message
-        raise
-
-
-def _refuse_non_axes(axis, ndim):
-    """NumPy's TypeError for what ufunc reductions refuse as an axis although
-    ``normalize_axis_tuple`` takes it: bools (``np.sum(a, axis=True)``), and arrays of one or
-    more axes (an index array of one element passes ``operator.index``)."""
-    entries = axis if type(axis) is tuple else (axis,)
-    if builtins.any(isinstance(a, (bool, np.bool_)) or (isinstance(a, np.ndarray) and a.ndim)
-                    for a in entries):
-        np.add.reduce(np.empty((1,) * ndim), axis=axis)  # raises NumPy's own message
-        raise TypeError(f"axis must be an integer or a tuple of integers, got {axis!r}")
-
-
-def _reduction_axes(axis, ndim):
-    """:func:`_axes` for a ufunc reduction (see :func:`_refuse_non_axes`)."""
-    if axis is not None and type(axis) is not int:
-        _refuse_non_axes(axis, ndim)
-    return _axes(axis, ndim)
 
 
 def _source(view, axes):
