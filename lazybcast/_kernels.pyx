@@ -312,6 +312,23 @@ def _transpose_stage(nbytes=None):
     return _transpose_stage_bytes
 
 
+def _stream_thresholds(copy=None, fill=None):
+    """Test and benchmark hook: copies from a source stream from ``copy`` bytes of output,
+    fills from ``fill`` (after calibrating, as a first large copy would); ``None`` leaves
+    either. Returns the pair in use."""
+    global _stream_bytes, _stream_fill_bytes
+    if not _stream_calibrated:
+        _calibrate_stream()
+    for name, value in (("copy", copy), ("fill", fill)):
+        if value is not None and value < 0:
+            raise ValueError(f"{name} must be >= 0, got {value}")
+    if copy is not None:
+        _stream_bytes = copy
+    if fill is not None:
+        _stream_fill_bytes = fill
+    return _stream_bytes, _stream_fill_bytes
+
+
 def _transposes_staged():
     """Test hook: how many transposing planes (or blocks of one) went through a staging
     block in this process."""

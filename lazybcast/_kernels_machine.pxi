@@ -144,6 +144,14 @@ ROW_ORDER_SOURCE_BYTES = L2_BYTES or (512 << 10)
 STREAM_BYTES_LOW = max(4 << 20, 3 * (_L3 // max(1, SHARED_CACHE_CPUS)) // 4)
 STREAM_BYTES_MID = max(STREAM_BYTES_LOW, 3 * _L3 // 4)
 STREAM_BYTES_HIGH = max(STREAM_BYTES_MID, 3 * _L3 // 2)
+#: Fills stream from here on a machine where ordinary stores fill an output of the shared
+#: cache's size faster than non-temporal ones (_calibrate_fill): four times the shared cache.
+#: Zen 4 (family 25 model 17, 32 MiB L3), the same output filled again, medians of 5-6
+#: rounds, ordinary / non-temporal time with one thread and with two (the default there):
+#: 24-32 MiB 0.89-1.04 and 0.36-0.59, 40-48 MiB 0.98-1.12 and 0.67-0.82, 64 MiB 0.98-1.03
+#: and 0.80-0.95, 96-98 MiB 0.87-1.09 and 0.86-0.93, 128 MiB 1.06-1.12 and 0.97-1.02
+#: (benchmarks/RESULTS.md, "Fills that stay in the cache").
+STREAM_FILL_HIGH = 4 * _L3
 #: Outputs at least this large are copied from their source with non-temporal stores (before
 #: calibration: the lower candidate; stream_threshold() gives the value in use). A
 #: transposing copy compares its output plus the source it reads (twice the output for a
@@ -155,9 +163,10 @@ STREAM_BYTES_HIGH = max(STREAM_BYTES_MID, 3 * _L3 // 2)
 STREAM_BYTES = _env_bytes("LAZYBCAST_STREAM_BYTES") or STREAM_BYTES_LOW
 #: Outputs at least this large are filled (one repeated item, replicated blocks: nothing is
 #: read but an L1-resident chunk) with non-temporal stores: MID, or the copy threshold if
-#: higher. A fill that stays in the cache needs no read for ownership the second time (Zen 3,
-#: same output written again: 12.6 MB rgb fill 602 -> 326 us, 16.8 MB 725 -> 392 us with
-#: ordinary stores), while a copy from a source still gains from streaming there.
+#: higher, before calibration (_calibrate_fill, which may choose STREAM_FILL_HIGH). A fill
+#: that stays in the cache needs no read for ownership the second time (Zen 3, same output
+#: written again: 12.6 MB rgb fill 602 -> 326 us, 16.8 MB 725 -> 392 us with ordinary
+#: stores), while a copy from a source still gains from streaming there.
 #: stream_threshold("fill") gives the value in use; LAZYBCAST_STREAM_BYTES sets both.
 STREAM_FILL_BYTES = _env_bytes("LAZYBCAST_STREAM_BYTES") or max(STREAM_BYTES, STREAM_BYTES_MID)
 #: Outputs at least this large use two threads when materialize() is not told how many, on a
@@ -262,7 +271,51 @@ cdef int _calibrate_stream() except -1:
     _stream_bytes = STREAM_BYTES_HIGH if ordinary * 1.5 < streamed else STREAM_BYTES_LOW
     _stream_fill_bytes = max(_stream_bytes, STREAM_BYTES_MID)
     STREAM_BYTES = _stream_bytes
+    _calibrate_fill()
     STREAM_FILL_BYTES = _stream_fill_bytes
+    return 0
+
+
+cdef int _calibrate_fill() except -1:
+    """Choose the fills' streaming threshold, once, after the copies': fill an output of the
+    shared cache's size (rows of 64 float32 replicated, a NumPy array as outputs are, with
+    the threads a copy of that size takes by default) through the kernels with ordinary and
+    with non-temporal stores, each in its steady state (after two untimed fills of the same
+    kind: one left the cache as the other kind wrote it), best of 3 each, taking turns;
+    15-30 ms. Where ordinary stores are faster, the
+    cache keeps such outputs (Zen 4, two threads: 1.2-1.5x faster at 32 MiB) and fills
+    stream from STREAM_FILL_HIGH; else (Zen 3: non-temporal stores 1.66x faster at 32 MiB)
+    from MID; the copy threshold if higher. No margin: where the two are close, either
+    choice costs little."""
+    global _stream_fill_bytes
+    from time import perf_counter
+    cdef intp_t n = (_L3 // 256) * 256
+    cdef double ordinary = 1e9, streamed = 1e9, t
+    cdef int r
+    cdef bint stream
+    cdef intp_t chosen = max(_stream_bytes, STREAM_BYTES_MID)
+    try:
+        out = np.empty((n // 256, 64), dtype=np.float32)
+    except MemoryError:
+        return 0
+    src = np.arange(1, 65, dtype=np.float32).reshape(1, 64)
+    try:
+        for r in range(3):
+            for stream in (False, True):
+                _stream_fill_bytes = n if stream else n + 1
+                copy_into(src, out, None)
+                copy_into(src, out, None)
+                t = perf_counter()
+                copy_into(src, out, None)
+                t = perf_counter() - t
+                if stream:
+                    streamed = min(streamed, t)
+                else:
+                    ordinary = min(ordinary, t)
+        if ordinary < streamed:
+            chosen = max(_stream_bytes, STREAM_FILL_HIGH)
+    finally:
+        _stream_fill_bytes = chosen
     return 0
 
 
@@ -277,6 +330,8 @@ def stream_threshold(kind="copy"):
     >>> stream_threshold() in (STREAM_BYTES_LOW, STREAM_BYTES_HIGH, STREAM_BYTES)
     True
     >>> stream_threshold("fill") >= stream_threshold()
+    True
+    >>> stream_threshold("fill") in (STREAM_BYTES_MID, STREAM_FILL_HIGH, stream_threshold())
     True
     """
     if kind not in ("copy", "fill"):

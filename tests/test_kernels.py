@@ -94,9 +94,21 @@ def test_plan_merges_contiguous_and_broadcast_axes():
     assert shape == (12, 6) and sstrides == (0, 8) and dblock == (576, 48)
 
 
+@pytest.fixture
+def fills_stream_early():
+    """Fills stream from the lower threshold they had before _calibrate_fill could raise it
+    to four times the shared cache (the higher of MID and the copies' threshold), so that
+    the tests past it stay at tens of MiB on every machine."""
+    _, fill = _kernels._stream_thresholds()
+    _kernels._stream_thresholds(fill=min(fill, max(_kernels.stream_threshold(),
+                                                   _kernels.STREAM_BYTES_MID)))
+    yield
+    assert _kernels._stream_thresholds(fill=fill)[1] == fill
+
+
 @pytest.mark.parametrize("value", [0, 7])
 @pytest.mark.parametrize("kind", ["one item", "rows"])
-def test_large_replicated_outputs(value, kind):
+def test_large_replicated_outputs(value, kind, fills_stream_early):
     """Past the fill threshold: non-temporal stores; an all-zero pattern becomes one memset."""
     items = _kernels.stream_threshold("fill") // 4
     shape = (items + 3,) if kind == "one item" else (items // 2001 + 3, 1, 2001)
@@ -609,6 +621,23 @@ def test_planes_transposed_in_the_source_order(ni, nj, repeated, simd):
                 assert (gaps == 0xA5).all()
 
 
+def test_stream_thresholds_hook_rejects_negative_sizes():
+    with pytest.raises(ValueError, match="fill must be >= 0, got -1"):
+        _kernels._stream_thresholds(fill=-1)
+    with pytest.raises(ValueError, match="copy must be >= 0, got -2"):
+        _kernels._stream_thresholds(copy=-2)
+
+
+def test_fill_threshold_is_a_calibrated_candidate():
+    """The fills' threshold is one of the two rules' (MID or four times the shared cache)
+    or the copies' when that is higher, never below the copies'."""
+    if os.environ.get("LAZYBCAST_STREAM_BYTES"):
+        pytest.skip("LAZYBCAST_STREAM_BYTES sets both thresholds")
+    copy, fill = _kernels.stream_threshold(), _kernels.stream_threshold("fill")
+    assert fill >= copy
+    assert fill in (max(copy, _kernels.STREAM_BYTES_MID), max(copy, _kernels.STREAM_FILL_HIGH))
+
+
 def test_transpose_stage_hook_rejects_negative_sizes():
     with pytest.raises(ValueError, match="nbytes must be >= 0, got -1"):
         _kernels._transpose_stage(-1)
@@ -820,7 +849,7 @@ def test_cropped_images_take_the_channel_kernels(dtype, simd):
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float32, np.float64, np.complex128])
 @pytest.mark.parametrize("offset", [0, 1], ids=["aligned", "misaligned out"])
-def test_fill_with_one_item_past_the_streaming_threshold(dtype, offset):
+def test_fill_with_one_item_past_the_streaming_threshold(dtype, offset, fills_stream_early):
     """A scalar broadcast to a large output is written with vector broadcast stores
     (non-temporal past the threshold), never by copying the output onto itself; an out whose
     address is not a multiple of the item size takes the replication path."""
@@ -838,7 +867,7 @@ def test_fill_with_one_item_past_the_streaming_threshold(dtype, offset):
 
 @pytest.mark.parametrize("block", [3, 5, 12, 24, 100, 4097, 65535])
 @pytest.mark.parametrize("offset", [0, 1, 16, 61])
-def test_replicated_patterns_past_the_streaming_threshold(block, offset):
+def test_replicated_patterns_past_the_streaming_threshold(block, offset, fills_stream_early):
     """A short block (an rgb pixel, a row of a few items) repeated over a large output is
     replicated with non-temporal stores in whole cache lines, the chunks read at the
     pattern's phase: any block size, any alignment of ``out``, with one and two threads (the
@@ -857,7 +886,7 @@ def test_replicated_patterns_past_the_streaming_threshold(block, offset):
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.float32, np.float64, np.complex128])
 @pytest.mark.parametrize("pad", [0, 1], ids=["aligned rows", "rows off by one byte"])
-def test_rows_of_one_item_past_the_streaming_threshold(dtype, pad):
+def test_rows_of_one_item_past_the_streaming_threshold(dtype, pad, fills_stream_early):
     """Rows each filled with one item (channel planes), streamed past the threshold; rows
     whose addresses are not multiples of the item size fall back to ordinary stores."""
     dtype = np.dtype(dtype)
