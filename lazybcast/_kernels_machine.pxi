@@ -279,14 +279,19 @@ cdef int _calibrate_stream() except -1:
 cdef int _calibrate_fill() except -1:
     """Choose the fills' streaming threshold, once, after the copies': fill an output of the
     shared cache's size (rows of 64 float32 replicated, a NumPy array as outputs are, with
-    the threads a copy of that size takes by default) through the kernels with ordinary and
-    with non-temporal stores, each in its steady state (after two untimed fills of the same
-    kind: one left the cache as the other kind wrote it), best of 3 each, taking turns;
-    15-30 ms. Where ordinary stores are faster, the
-    cache keeps such outputs (Zen 4, two threads: 1.2-1.5x faster at 32 MiB) and fills
-    stream from STREAM_FILL_HIGH; else (Zen 3: non-temporal stores 1.66x faster at 32 MiB)
-    from MID; the copy threshold if higher. No margin: where the two are close, either
-    choice costs little."""
+    the threads a copy of that size takes by default) through the kernels, with ordinary
+    stores (two untimed fills, one of which finds the output in memory, then best of 3) and
+    with non-temporal ones (one untimed, best of 3); 25-40 ms with the allocation, on top of
+    the copies' measurement (about 20 ms).
+
+    Fills stream from STREAM_FILL_HIGH unless non-temporal stores are 1.25x faster there
+    (Zen 3, one thread: 1.33x-1.66x at 32 MiB), else from MID; the copy threshold if
+    higher. The margin leans to the cheaper mistake: on this Zen 4 host non-temporal stores
+    with two threads are bimodal (most of the time no faster than one thread, 1.2-2.6x
+    slower than ordinary stores for 24-64 MiB fills; at times twice as fast, then up to 1.16x
+    faster than ordinary ones at 96-128 MiB and even at 32 MiB: 0.60 against 0.46-1.10 ms),
+    and a choice made in the fast mode would cost far more in the slow one than the reverse
+    (benchmarks/RESULTS.md, "Fills that stay in the cache")."""
     global _stream_fill_bytes
     from time import perf_counter
     cdef intp_t n = (_L3 // 256) * 256
@@ -300,7 +305,26 @@ cdef int _calibrate_fill() except -1:
         return 0
     src = np.arange(1, 65, dtype=np.float32).reshape(1, 64)
     try:
-        for r in range(3):
+        for stream in (False, True):
+            _stream_fill_bytes = n if stream else n + 1
+            for r in range(1 if stream else 2):
+                copy_into(src, out, None)
+            for r in range(3):
+                t = perf_counter()
+                copy_into(src, out, None)
+                t = perf_counter() - t
+                if stream:
+                    streamed = min(streamed, t)
+                else:
+                    ordinary = min(ordinary, t)
+        if ordinary < 1.25 * streamed:
+            chosen = max(_stream_bytes, STREAM_FILL_HIGH)
+    finally:
+        _stream_fill_bytes = chosen
+    return 0
+    src = np.arange(1, 65, dtype=np.float32).reshape(1, 64)
+    try:
+        for r in range(2):
             for stream in (False, True):
                 _stream_fill_bytes = n if stream else n + 1
                 copy_into(src, out, None)

@@ -36,6 +36,7 @@ def slow():
     """``(view, src)``: a view that takes about 2.5 s to materialize on one thread."""
     src = np.arange(N * N, dtype=np.uint8).reshape(N, N).T  # 64 MB, read across rows
     probe = lazybcast.broadcast_to(src, (1, N, N))[:, : N // 8]
+    probe.materialize(threads=1)  # (untimed: the process's first large copy calibrates)
     start = time.perf_counter()
     probe.materialize(threads=1)
     per_layer = 8 * (time.perf_counter() - start)  # one (N, N) layer, 64 MB of output
