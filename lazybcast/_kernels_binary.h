@@ -122,6 +122,7 @@ static inline void lzb_store16_pd(uint8_t *o, __m256d m0, __m256d m1, __m256d m2
     static void NAME##_avx2_##SFX(Py_ssize_t n, const char *a_, const char *b_, char *o_) {  \
         const double *a = (const double *)a_, *b = (const double *)b_;                        \
         const __m256d xs = _mm256_set1_pd(a[0]), ys = _mm256_set1_pd(b[0]);                   \
+        (void)xs; (void)ys;  /* (each pattern uses one of them, or neither) */               \
         uint8_t *o = (uint8_t *)o_;                                                           \
         Py_ssize_t i = 0;                                                                     \
         for (; i + 16 <= n; i += 16) LZB_CMP16(XS, YS, PRED);                                 \

@@ -99,10 +99,9 @@ def binary_into(int op, cnp.ndarray a not None, cnp.ndarray b not None,
     """
     global _loop_end_ns, _last_nthreads
     cdef int ndim = cnp.PyArray_NDIM(out), d, kept = 0, typ = _binary_type(a), pattern
-    cdef intp_t n, na, nb, sa, sb, so, size = 1, block, nbytes, item
+    cdef intp_t n, na, nb, sa, sb, so, size = 1, block, nbytes
     cdef intp_t itemsize = cnp.PyArray_ITEMSIZE(a), outsize = cnp.PyArray_ITEMSIZE(out)
     cdef lzb_binary_job job
-    cdef lzb_team team
     cdef int nthreads, flags = 0
     cdef bint loop_sized, comparison = op >= LZB_LESS
     if op < 0 or op >= LZB_NOPS:
@@ -169,7 +168,7 @@ def binary_into(int op, cnp.ndarray a not None, cnp.ndarray b not None,
 
     nbytes = size * outsize
     nthreads = threads_for(nbytes, threads)
-    loop_sized = threads is None and _loop_threads_bytes <= nbytes < _auto_threads_bytes
+    loop_sized = _loop_sized(nbytes, threads)
     if loop_sized:
         nthreads = _loop_threads()
     block = _block_bytes(nbytes, nthreads) // outsize
@@ -186,30 +185,21 @@ def binary_into(int op, cnp.ndarray a not None, cnp.ndarray b not None,
     job.next = 0
     job.cancelled = 0
     job.flags = 0
-    team.started = 0
-    if nthreads > job.n_items:
-        nthreads = <int>job.n_items
-    _last_nthreads = nthreads
+    _last_nthreads = min(nthreads, job.n_items)
     fegetenv(&job.env)  # (the helpers compute in it: lzb_binary_helper)
     lzb_fp_clear()
     try:
-        if nthreads > 1:
-            with nogil:
-                lzb_team_start(&team, nthreads - 1, lzb_binary_helper, &job)
-        while not lzb_cancelled(&job.cancelled):
-            item = lzb_next_item(&job.next)
-            if item >= job.n_items:
-                break
-            with nogil:
-                lzb_binary_run(&job, item)
-            if job.n_items > 1:
-                PyErr_CheckSignals()
+        _execute(&job, &job.next, &job.cancelled, job.n_items, nthreads, lzb_binary_helper,
+                 _run_binary_item)
         flags = lzb_fp_raised()
     finally:
-        lzb_cancel(&job.cancelled)
-        if team.started:
-            with nogil:
-                lzb_team_join(&team)
         if loop_sized:
             _loop_end_ns = lzb_now_ns()
     return flags | job.flags if typ >= LZB_F4 and not comparison else 0
+
+
+cdef int _run_binary_item(void* job, intp_t item) except -1:
+    """binary_into's item ``item`` (rows, or pieces of one), on the calling thread."""
+    with nogil:
+        lzb_binary_run(<const lzb_binary_job*>job, item)
+    return 0

@@ -119,41 +119,53 @@ cdef void _helper(void* arg) noexcept nogil:
         plan_run(&sub, s, t)
 
 
-cdef int _execute(Job* job, int threads) except -1:
-    """Run every block of ``job``: this thread checks for Ctrl-C between its blocks, and up
-    to ``threads - 1`` helpers share the blocks. Whatever happens (any number of
-    KeyboardInterrupts), no helper is inside the job when this returns or raises: on an
-    exception the job is cancelled, so each helper finishes at most the block it is in, and
-    lzb_team_join withdraws the job and waits for them."""
-    cdef lzb_team team
+ctypedef int (*_item_runner)(void* job, intp_t item) except -1
+
+
+cdef int _run_block(void* arg, intp_t item) except -1:
+    """A copy's block ``item``, on the calling thread (with the GIL, released around the
+    copy unless it holds objects)."""
+    cdef Job* job = <Job*>arg
     cdef Plan sub
     cdef const char* s
     cdef char* t
+    _job_block(job, item, &sub, &s, &t)
+    if job.plan.has_objects:
+        plan_run_objects(&sub, s, t)
+    else:
+        with nogil:
+            plan_run(&sub, s, t)
+    return 0
+
+
+cdef int _execute(void* job, intp_t* next, int* cancelled, intp_t n_items, int threads,
+                  void (*helper)(void*) noexcept nogil, _item_runner run) except -1:
+    """Run items ``0 .. n_items - 1`` of ``job`` (a copy's blocks, or binary_into's): this
+    thread takes them from the atomic counter ``next`` and runs each with ``run``, checking
+    for Ctrl-C between them, and up to ``threads - 1`` helpers (``helper(job)``, which take
+    from the same counter until it runs out or ``cancelled`` is set) share them. Whatever
+    happens (any number of KeyboardInterrupts), no helper is inside the job when this returns
+    or raises: on an exception the job is cancelled, so each helper finishes at most the item
+    it is in, and lzb_team_join withdraws the job and waits for them."""
+    cdef lzb_team team
     cdef intp_t item
     team.started = 0
-    if job.plan.has_objects:
-        threads = 1  # reference counts need the GIL
-    if threads > job.n_items:
-        threads = <int>job.n_items
+    if threads > n_items:
+        threads = <int>n_items
     if threads > 1:
         with nogil:
-            lzb_team_start(&team, threads - 1, _helper, job)
+            lzb_team_start(&team, threads - 1, helper, job)
     try:
-        while not lzb_cancelled(&job.cancelled):
-            item = lzb_next_item(&job.next)
-            if item >= job.n_items:
+        while not lzb_cancelled(cancelled):
+            item = lzb_next_item(next)
+            if item >= n_items:
                 break
-            _job_block(job, item, &sub, &s, &t)
-            if job.plan.has_objects:
-                plan_run_objects(&sub, s, t)
-            else:
-                with nogil:
-                    plan_run(&sub, s, t)
+            run(job, item)
             PyErr_CheckSignals()
     finally:
         # No Python code runs from here to the end of the join, so no signal handler can
         # raise in between.
-        lzb_cancel(&job.cancelled)
+        lzb_cancel(cancelled)
         if team.started:
             with nogil:
                 lzb_team_join(&team)
@@ -205,6 +217,13 @@ cdef inline intp_t _block_bytes(intp_t nbytes, int nthreads) noexcept:
     return max(_thread_block_min, min(_chunk_bytes, nbytes // (4 * nthreads)))
 
 
+cdef bint _loop_sized(intp_t nbytes, object threads) noexcept:
+    """Whether a call writing ``nbytes`` follows the loop rule (_loop_threads): the caller
+    did not say how many threads, and the output is from LOOP_THREADS_BYTES up to
+    AUTO_THREADS_BYTES. Such a call sets _loop_end_ns when it ends."""
+    return threads is None and _loop_threads_bytes <= nbytes < _auto_threads_bytes
+
+
 cdef int _execute_plan(Plan* plan, const char* s, char* t, cnp.ndarray out,
                        object threads) except -1:
     """Run a validated plan into ``out``: inline if small, else in interruptible blocks,
@@ -212,10 +231,9 @@ cdef int _execute_plan(Plan* plan, const char* s, char* t, cnp.ndarray out,
     global _loop_end_ns
     cdef intp_t nbytes = cnp.PyArray_NBYTES(out)
     cdef int nthreads = threads_for(nbytes, threads)
-    cdef bint loop_sized = threads is None and _loop_threads_bytes <= nbytes < _auto_threads_bytes
     if plan.empty:
         return 0
-    if loop_sized and not plan.has_objects:
+    if _loop_sized(nbytes, threads) and not plan.has_objects:
         nthreads = _loop_threads()
         try:
             _run_plan(plan, s, t, nbytes, nthreads)
@@ -261,5 +279,7 @@ cdef int _run_plan(Plan* plan, const char* s, char* t, intp_t nbytes, int nthrea
                 plan_run(plan, s, t)
         return 0
     _job_init(&job, plan, s, t, block_bytes)
-    _execute(&job, nthreads)
+    _execute(&job, &job.next, &job.cancelled, job.n_items,
+             1 if plan.has_objects else nthreads,  # (reference counts need the GIL)
+             _helper, _run_block)
     return 0
