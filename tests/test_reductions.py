@@ -7,6 +7,7 @@ shape are views no larger than the source.
 """
 
 import math
+import re
 import warnings
 
 import numpy as np
@@ -972,3 +973,28 @@ def test_nan_moments_of_floats_refuse_integer_out_and_dtype(name, kwargs):
     ints = lazybcast.broadcast_to(np.ones((3, 1), np.int32), (3, 2))  # (not inexact: no check)
     assert np.array_equal(func(ints, axis=-1, dtype=np.float64),
                           func(np.asarray(ints), axis=-1, dtype=np.float64))
+
+
+@pytest.mark.parametrize("name", ["std", "nanstd"])
+@pytest.mark.parametrize("dtype", [np.int8, np.int64, np.uint32, bool])
+@pytest.mark.parametrize("kwargs", [{}, {"axis": (0, 1)}, {"ddof": 1}, {"axis": 0},
+                                    {"keepdims": True}],
+                         ids=["all", "all axes", "ddof", "one axis", "keepdims"])
+@pytest.mark.parametrize("source", [np.array([[1], [6]], np.int16), np.array([0.5, 2.5, 7.0])],
+                         ids=["int16 column", "float row"])
+def test_std_with_an_integer_dtype_is_numpys(name, dtype, kwargs, source):
+    """NumPy's std of a whole array with an integer dtype= is the square root of the integer
+    variance, cast back to that type (lazybcast raised NumPy's casting error, which NumPy
+    raises only for an array result)."""
+    if name == "nanstd" and source.dtype.kind == "f":
+        return  # (refused: test_nan_moments_of_floats_refuse_integer_out_and_dtype)
+    v = lazybcast.broadcast_to(source, (2, 3))
+    func = getattr(np, name)
+    try:
+        expected = func(np.broadcast_to(source, (2, 3)), dtype=dtype, **kwargs)
+    except TypeError as error:
+        with pytest.raises(type(error), match=re.escape(str(error))):
+            func(v, dtype=dtype, **kwargs)
+        return
+    got = func(v, dtype=dtype, **kwargs)
+    assert type(got) is type(expected) and got == expected
