@@ -329,6 +329,13 @@ def _stream_thresholds(copy=None, fill=None):
     return _stream_bytes, _stream_fill_bytes
 
 
+def _stream_calibrations():
+    """Test hook: how many times this process measured its streaming thresholds to the end
+    (0 or 1; an interrupted measurement does not count, and the next large copy measures
+    again)."""
+    return _calibrations
+
+
 def _transposes_staged():
     """Test hook: how many transposing planes (or blocks of one) went through a staging
     block in this process."""

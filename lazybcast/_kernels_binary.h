@@ -13,6 +13,7 @@
  *     of integers: NumPy's true_divide gives floats);
  *   lzb_binary_run(job, item): one block of a job (rows, or a piece of one long row);
  *   lzb_binary_helper(job): a helper thread's share; it reports its floating-point flags;
+ *   lzb_binary_run_reporting(job, item): the calling thread's item, its flags reported;
  *   lzb_fp_clear / lzb_fp_raised: this thread's floating-point exception flags.
  */
 #ifndef LAZYBCAST_KERNELS_BINARY_H
@@ -219,7 +220,7 @@ typedef struct {
     Py_ssize_t n_items;
     Py_ssize_t next;                          /* the next block to hand out (atomic) */
     int cancelled;                            /* no thread starts a block once set */
-    int flags;                                /* helpers' floating-point flags (atomic OR) */
+    int flags;                                /* the threads' floating-point flags (atomic OR) */
     fenv_t env;                               /* the caller's floating-point environment */
 } lzb_binary_job;
 
@@ -259,6 +260,24 @@ static inline void lzb_binary_run(const lzb_binary_job *job, Py_ssize_t item) {
 static inline void lzb_fp_clear(void) { feclearexcept(FE_ALL_EXCEPT); }
 static inline int lzb_fp_raised(void) { return fetestexcept(LZB_FP_FLAGS); }
 
+/* Floating-point flags join the job's (helpers run concurrently: an atomic OR). */
+static inline void lzb_binary_report(lzb_binary_job *job, int raised) {
+#if defined(_MSC_VER)
+    InterlockedOr((volatile LONG *)&job->flags, raised);  /* (windows.h, as _kernels_team.h) */
+#else
+    __atomic_fetch_or(&job->flags, raised, __ATOMIC_RELAXED);
+#endif
+}
+
+/* The calling thread's item: its flags cleared before and reported right after, before the
+ * caller checks for signals (a Python signal handler may clear or raise this thread's flags
+ * between two items). */
+static void lzb_binary_run_reporting(lzb_binary_job *job, Py_ssize_t item) {
+    lzb_fp_clear();
+    lzb_binary_run(job, item);
+    lzb_binary_report(job, lzb_fp_raised());
+}
+
 /* A helper thread: blocks until none is left or the job is cancelled (or a fork() stops the
  * helpers: the caller then does the rest). It computes in the caller's floating-point
  * environment (rounding, flush-to-zero and denormals-are-zero: a pooled helper keeps the
@@ -279,11 +298,7 @@ static void lzb_binary_helper(void *arg) {
     }
     raised = lzb_fp_raised();
     fesetenv(&own);
-#if defined(_MSC_VER)
-    InterlockedOr((volatile LONG *)&job->flags, raised);  /* (windows.h, as _kernels_team.h) */
-#else
-    __atomic_fetch_or(&job->flags, raised, __ATOMIC_RELAXED);
-#endif
+    lzb_binary_report(job, raised);
 }
 
 #endif /* LAZYBCAST_KERNELS_BINARY_H */

@@ -42,9 +42,8 @@ cdef extern from "_kernels_binary.h":
         LZB_VS
     lzb_binary_loop lzb_binary_loop_for(int op, int type, int pattern) noexcept nogil
     void lzb_binary_run(const lzb_binary_job* job, intp_t item) noexcept nogil
+    void lzb_binary_run_reporting(lzb_binary_job* job, intp_t item) noexcept nogil
     void lzb_binary_helper(void* arg) noexcept nogil
-    void lzb_fp_clear() noexcept nogil
-    int lzb_fp_raised() noexcept nogil
 
 #: The floating-point flags binary_into reports, by the np.errstate category they stand for.
 FP_FLAGS = {"invalid": FE_INVALID, "divide": FE_DIVBYZERO, "over": FE_OVERFLOW,
@@ -102,7 +101,7 @@ def binary_into(int op, cnp.ndarray a not None, cnp.ndarray b not None,
     cdef intp_t n, na, nb, sa, sb, so, size = 1, block, nbytes
     cdef intp_t itemsize = cnp.PyArray_ITEMSIZE(a), outsize = cnp.PyArray_ITEMSIZE(out)
     cdef lzb_binary_job job
-    cdef int nthreads, flags = 0
+    cdef int nthreads
     cdef bint loop_sized, comparison = op >= LZB_LESS
     if op < 0 or op >= LZB_NOPS:
         raise ValueError(f"op must be in 0..{LZB_NOPS - 1}, got {op}")
@@ -187,19 +186,18 @@ def binary_into(int op, cnp.ndarray a not None, cnp.ndarray b not None,
     job.flags = 0
     _last_nthreads = min(nthreads, job.n_items)
     fegetenv(&job.env)  # (the helpers compute in it: lzb_binary_helper)
-    lzb_fp_clear()
     try:
         _execute(&job, &job.next, &job.cancelled, job.n_items, nthreads, lzb_binary_helper,
                  _run_binary_item)
-        flags = lzb_fp_raised()
     finally:
         if loop_sized:
             _loop_end_ns = lzb_now_ns()
-    return flags | job.flags if typ >= LZB_F4 and not comparison else 0
+    return job.flags if typ >= LZB_F4 and not comparison else 0
 
 
 cdef int _run_binary_item(void* job, intp_t item) except -1:
-    """binary_into's item ``item`` (rows, or pieces of one), on the calling thread."""
+    """binary_into's item ``item`` (rows, or pieces of one), on the calling thread, its
+    floating-point flags added to the job's before _execute checks for signals."""
     with nogil:
-        lzb_binary_run(<const lzb_binary_job*>job, item)
+        lzb_binary_run_reporting(<lzb_binary_job*>job, item)
     return 0

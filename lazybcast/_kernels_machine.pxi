@@ -215,6 +215,7 @@ cdef intp_t _stream_low = min(STREAM_BYTES, STREAM_BYTES_LOW)
 cdef intp_t _auto_threads_bytes = AUTO_THREADS_BYTES
 cdef intp_t _loop_threads_bytes = LOOP_THREADS_BYTES
 cdef bint _stream_calibrated = _env_bytes("LAZYBCAST_STREAM_BYTES") is not None
+cdef int _calibrations = 0  # completed calibrations (test hook _stream_calibrations)
 
 
 cdef double _time_replication(char* buf, intp_t n, intp_t chunk, bint stream) noexcept:
@@ -248,7 +249,7 @@ cdef int _calibrate_stream() except -1:
     non-temporal stores 1.4-1.6x faster) at STREAM_BYTES_LOW. The margin keeps a noisy
     measurement on a busy machine from choosing HIGH where it does not hold. Fills stream
     from the higher of MID and this threshold."""
-    global _stream_bytes, _stream_fill_bytes, _stream_calibrated, STREAM_BYTES
+    global _stream_bytes, _stream_fill_bytes, _stream_calibrated, _calibrations, STREAM_BYTES
     global STREAM_FILL_BYTES
     cdef intp_t n = _L3 // 2
     cdef char* buf
@@ -271,8 +272,14 @@ cdef int _calibrate_stream() except -1:
     _stream_bytes = STREAM_BYTES_HIGH if ordinary * 1.5 < streamed else STREAM_BYTES_LOW
     _stream_fill_bytes = max(_stream_bytes, STREAM_BYTES_MID)
     STREAM_BYTES = _stream_bytes
-    _calibrate_fill()
-    STREAM_FILL_BYTES = _stream_fill_bytes
+    try:
+        _calibrate_fill()
+    except BaseException:
+        _stream_calibrated = False  # (Ctrl-C in the fills' copies: the next large copy
+        raise                       # measures again)
+    finally:
+        STREAM_FILL_BYTES = _stream_fill_bytes
+    _calibrations += 1
     return 0
 
 
@@ -282,7 +289,8 @@ cdef int _calibrate_fill() except -1:
     the threads a copy of that size takes by default) through the kernels, with ordinary
     stores (two untimed fills, one of which finds the output in memory, then best of 3) and
     with non-temporal ones (one untimed, best of 3); 25-40 ms with the allocation, on top of
-    the copies' measurement (about 20 ms).
+    the copies' measurement (about 20 ms). The thresholds in use change only at the end, so
+    other threads' copies meanwhile see the old ones.
 
     Fills stream from STREAM_FILL_HIGH unless non-temporal stores are 1.25x faster there
     (Zen 3, one thread: 1.33x-1.66x at 32 MiB), else from MID; the copy threshold if
@@ -293,54 +301,53 @@ cdef int _calibrate_fill() except -1:
     and a choice made in the fast mode would cost far more in the slow one than the reverse
     (benchmarks/RESULTS.md, "Fills that stay in the cache")."""
     global _stream_fill_bytes
-    from time import perf_counter
     cdef intp_t n = (_L3 // 256) * 256
-    cdef double ordinary = 1e9, streamed = 1e9, t
+    cdef double ordinary = 1e9, streamed = 1e9
     cdef int r
     cdef bint stream
-    cdef intp_t chosen = max(_stream_bytes, STREAM_BYTES_MID)
     try:
         out = np.empty((n // 256, 64), dtype=np.float32)
     except MemoryError:
         return 0
-    src = np.arange(1, 65, dtype=np.float32).reshape(1, 64)
-    try:
-        for stream in (False, True):
-            _stream_fill_bytes = n if stream else n + 1
-            for r in range(1 if stream else 2):
-                copy_into(src, out, None)
-            for r in range(3):
-                t = perf_counter()
-                copy_into(src, out, None)
-                t = perf_counter() - t
-                if stream:
-                    streamed = min(streamed, t)
-                else:
-                    ordinary = min(ordinary, t)
-        if ordinary < 1.25 * streamed:
-            chosen = max(_stream_bytes, STREAM_FILL_HIGH)
-    finally:
-        _stream_fill_bytes = chosen
+    src = np.arange(1, 65, dtype=np.float32)
+    for stream in (False, True):
+        for r in range(1 if stream else 2):
+            _timed_fill(src, out, stream)
+        for r in range(3):
+            if stream:
+                streamed = min(streamed, _timed_fill(src, out, stream))
+            else:
+                ordinary = min(ordinary, _timed_fill(src, out, stream))
+    _stream_fill_bytes = max(_stream_bytes, STREAM_FILL_HIGH if ordinary < 1.25 * streamed
+                             else STREAM_BYTES_MID)
     return 0
-    src = np.arange(1, 65, dtype=np.float32).reshape(1, 64)
-    try:
-        for r in range(2):
-            for stream in (False, True):
-                _stream_fill_bytes = n if stream else n + 1
-                copy_into(src, out, None)
-                copy_into(src, out, None)
-                t = perf_counter()
-                copy_into(src, out, None)
-                t = perf_counter() - t
-                if stream:
-                    streamed = min(streamed, t)
-                else:
-                    ordinary = min(ordinary, t)
-        if ordinary < streamed:
-            chosen = max(_stream_bytes, STREAM_FILL_HIGH)
-    finally:
-        _stream_fill_bytes = chosen
-    return 0
+
+
+cdef double _timed_fill(cnp.ndarray row, cnp.ndarray out, bint stream) except -1:
+    """Seconds to fill each row of ``out`` (C-contiguous, rows of ``row``'s items) with
+    ``row`` through the kernels, with the threads a copy of its size takes by default, with
+    non-temporal stores or not (``stream``) whatever the thresholds say."""
+    from time import perf_counter
+    cdef intp_t shape[2]
+    cdef intp_t sstride[2]
+    cdef intp_t dstride[2]
+    cdef const char* s = <const char*>cnp.PyArray_DATA(row)
+    cdef char* t = <char*>cnp.PyArray_DATA(out)
+    cdef intp_t nbytes = cnp.PyArray_NBYTES(out)
+    cdef int nthreads = threads_for(nbytes, None)
+    cdef Plan plan
+    cdef Job job
+    cdef double start
+    shape[0], shape[1] = cnp.PyArray_DIMS(out)[0], cnp.PyArray_DIMS(out)[1]
+    sstride[0], sstride[1] = 0, cnp.PyArray_ITEMSIZE(row)
+    dstride[0], dstride[1] = cnp.PyArray_STRIDES(out)[0], cnp.PyArray_STRIDES(out)[1]
+    plan_init(&plan, 2, shape, sstride, dstride, cnp.PyArray_ITEMSIZE(out), False, &s, &t)
+    plan.stream = stream
+    plan.stream_fill = stream
+    _job_init(&job, &plan, s, t, _block_bytes(nbytes, nthreads))
+    start = perf_counter()
+    _execute(&job, &job.next, &job.cancelled, job.n_items, nthreads, _helper, _run_block)
+    return perf_counter() - start
 
 
 def stream_threshold(kind="copy"):

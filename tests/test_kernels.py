@@ -8,6 +8,7 @@ and helper threads in a child after ``fork()``.
 
 import os
 import signal
+import subprocess
 import sys
 import time
 
@@ -636,6 +637,61 @@ def test_fill_threshold_is_a_calibrated_candidate():
     copy, fill = _kernels.stream_threshold(), _kernels.stream_threshold("fill")
     assert fill >= copy
     assert fill in (max(copy, _kernels.STREAM_BYTES_MID), max(copy, _kernels.STREAM_FILL_HIGH))
+
+
+def _fresh_process(code):
+    """Run ``code`` in a new interpreter (whose first large copy calibrates); its stdout."""
+    env = dict(os.environ)
+    env.pop("LAZYBCAST_STREAM_BYTES", None)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()
+
+
+def test_first_large_copy_reports_its_own_threads():
+    """The calibration inside a process's first large copy runs copies of its own; the copy
+    still reports the threads it chose (the calibration used to overwrite them)."""
+    out = _fresh_process(
+        "import numpy as np, lazybcast\n"
+        "from lazybcast import _kernels\n"
+        "v = lazybcast.broadcast_to(np.ones((1, 64), np.float32), (65536, 64))\n"
+        "v.materialize(threads=3)\n"
+        "print(_kernels._stream_calibrations(), _kernels._last_threads())\n")
+    assert out == ["1", "3"]
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs setitimer")
+def test_interrupted_calibration_measures_again():
+    """Ctrl-C during the calibration of the first large copy raises KeyboardInterrupt and
+    leaves the thresholds unmeasured: the next large copy measures them (it used to keep the
+    pre-calibration fill threshold for the rest of the process)."""
+    out = _fresh_process(
+        "import signal, numpy as np, lazybcast\n"
+        "from lazybcast import _kernels\n"
+        "inside = []\n"
+        "def handler(signum, frame):\n"
+        "    if inside and inside.pop():\n"
+        "        raise KeyboardInterrupt\n"
+        "signal.signal(signal.SIGALRM, handler)\n"
+        "src = np.arange(1024, dtype=np.float32)[None]\n"
+        "v = lazybcast.broadcast_to(src, (8192, 1024))\n"
+        "inside.append(True)\n"
+        "signal.setitimer(signal.ITIMER_REAL, 0.001)  # (in the copies' part: no checks)\n"
+        "try:\n"
+        "    v.materialize()\n"
+        "    print('finished')\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', _kernels._stream_calibrations())\n"
+        "inside.clear()\n"
+        "ok = np.array_equal(v.materialize(), np.broadcast_to(src, v.shape))\n"
+        "fill = _kernels.stream_threshold('fill')\n"
+        "print(_kernels._stream_calibrations(), ok,\n"
+        "      fill in (_kernels.STREAM_BYTES_MID, _kernels.STREAM_FILL_HIGH,\n"
+        "               _kernels.stream_threshold()), fill == _kernels.STREAM_FILL_BYTES)\n")
+    if out[0] == "finished":
+        pytest.skip("the signal came after the first copy")  # pragma: no cover
+    assert out == ["interrupted", "0", "1", "True", "True", "True"]
 
 
 def test_transpose_stage_hook_rejects_negative_sizes():
