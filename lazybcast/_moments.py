@@ -120,13 +120,12 @@ def _moment(name, view, axis, dtype, out, ddof, keepdims, where, mean, correctio
     if (where is True or where is _NoValue) and mean is _NoValue and view.ndim > 0 \
             and not _is_object(view, dtype):
         axes = _moment_axes(name, view, axis)
-        if (name.endswith("std") and dtype is not None and np.dtype(dtype).kind in "biu"
-                and out is None and not keepdims and len(axes) == view.ndim):
-            # NumPy takes the square root of a scalar variance and casts it back to the
-            # variance's integer type (an array result refuses that cast, here as in NumPy).
-            v = _moment(name[:-3] + "var", view, axis, dtype, None, ddof, False, where, mean,
-                        _NoValue)
-            return v.dtype.type(np.sqrt(v))
+        if dtype is not None and np.dtype(dtype).kind in "biu":
+            # An integer dtype=: NumPy's mean, deviations, squares and their sum are integer
+            # arithmetic that wraps over the logical elements (and its std casts the root of
+            # a scalar back): its own steps, on the zero-copy array.
+            return _numpy(name, view, axis=axis, dtype=dtype, out=out, ddof=ddof,
+                          keepdims=keepdims, where=where, mean=mean, correction=correction)
         fits = _out_fits(out, _result_shape(view.shape, axes, keepdims))
         if fits is not False:
             src = _source(view, axes)
