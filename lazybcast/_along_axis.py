@@ -14,11 +14,15 @@ source and the result is broadcast again. Along a **repeated** axis the lane hol
   and the middle of such a sorted sequence holds the source's middle values (for an even
   number of repeats, the source's values twice: NumPy then averages a middle value with
   itself, which overflows where it does);
-- a quantile over it (every reduced axis repeated) is NumPy's quantile of two copies of the
-  value: each of NumPy's methods joins equal neighbours into the same value whatever their
-  count (``inf - inf`` is NaN in the interpolating ones at any count); over axes none of which
-  repeats, it is the source lane's; a lane that mixes both (each source value ``k`` times
-  among others) goes to NumPy;
+- a quantile over axes none of which repeats is the source lane's; where a reduced axis
+  repeats, each source value is ``k`` times in its lane, and NumPy's linear method (the
+  default) reads that lane at two places, computed from the source's sorted lane
+  (:func:`_mixed_lanes`, as NumPy rounds). Where every reduced axis repeats, the other
+  methods are NumPy's quantile of two copies of the value: each of them joins equal
+  neighbours into the same value whatever their count (``inf - inf`` is NaN in the
+  interpolating ones at any count); a lane that mixes both goes to NumPy with them. Sources
+  holding ``-0.0`` go to NumPy (where NumPy's partition puts ``-0.0`` among equal ``0.0``,
+  and the sign of a zero's quantile, ``-0.0 + 0.0`` being ``0.0``, depend on the count);
 - ``np.unique`` sees each source value ``k`` times: the source's unique values, and its
   counts times ``k``.
 
@@ -197,12 +201,19 @@ def _quantile(func, a, q, axis, out, overwrite_input, method, keepdims, weights,
         return NotImplemented  # (NumPy's NaN quantiles place a q of 2+ axes by their own rule)
     src = a._source
     repeated = _repeated_axes(a, src, axes)
-    if repeated and any(src.shape[d] > 1 for d in axes):
-        return NotImplemented  # (each source value k times in a lane of several values)
-    if repeated:
-        src = np.broadcast_to(src, tuple(2 if d in repeated else n
-                                         for d, n in enumerate(src.shape)))
-    r = np.asarray(func(src, q, axis=axes, method=method, keepdims=True))
+    if repeated and src.dtype.kind == "f" and np.any(np.signbit(src) & (src == 0)):
+        # (-0.0 == 0.0: which of them NumPy's partition puts where is its own; and the sign
+        # of a zero's quantile depends on the count, -0.0 + 0.0 being 0.0)
+        return NotImplemented
+    r = _mixed_lanes(func, src, q, axes, _repeats(a, src, axes), method) if repeated else None
+    if r is NotImplemented:
+        if any(src.shape[d] > 1 for d in axes):
+            return r  # (each source value k times in a lane of several values)
+        r = np.asarray(func(np.broadcast_to(src, tuple(2 if d in repeated else n for d, n
+                                                       in enumerate(src.shape))),
+                            q, axis=axes, method=method, keepdims=True))
+    elif r is None:
+        r = np.asarray(func(src, q, axis=axes, method=method, keepdims=True))
     lead = r.ndim - a.ndim  # (q's axes come first)
     if keepdims:
         shape = r.shape[:lead] + tuple(1 if d in axes else n for d, n in enumerate(a.shape))
@@ -213,6 +224,59 @@ def _quantile(func, a, q, axis, out, overwrite_input, method, keepdims, weights,
     if not shape:
         return r[()]
     return make_view(r, r.shape, shape, "numpy")
+
+
+def _mixed_lanes(func, src, q, axes, k, method):
+    """NumPy's linear quantile (its default method) over lanes in which each value of the
+    source's lane appears ``k`` times, from the source's sorted lanes, in NumPy's layout
+    (``q``'s axes, then ``src``'s with the reduced ones 1), or NotImplemented.
+
+    The sorted lane of ``N = n * k`` values holds ``t[i // k]`` at ``i`` (``t`` the source's
+    ``n`` values sorted, NaN last), and NumPy's linear method reads it at two indices only:
+    the steps below are those of NumPy's ``_quantile`` and ``_lerp`` (NumPy 2.0-2.5), with
+    the same operands, so they round alike. Left to NumPy (on the zero-copy array): other
+    methods, dtypes other than float64, integers and bools (whose quantiles NumPy 2.0 and
+    2.4 compute alike only there), an integer ``q`` of ``np.quantile`` (NumPy 2.4 takes the
+    item without interpolating, 2.0 interpolates), a ``q`` out of range (NumPy's error), and
+    the NaN variants of lanes that hold a NaN."""
+    kind = src.dtype.kind
+    if method != "linear" or not (kind in "biu" or src.dtype == np.float64):
+        return NotImplemented
+    nan_variant = func in (np.nanquantile, np.nanpercentile)
+    percent = func in (np.percentile, np.nanpercentile)
+    qa = np.asanyarray(np.true_divide(q, 100) if percent else q)
+    if qa.dtype.kind != "f" or qa.size == 0 or not (np.all(qa >= 0) and np.all(qa <= 1)):
+        return NotImplemented
+    if nan_variant and kind == "f" and np.isnan(src).any():
+        return NotImplemented
+    kept = [d for d in range(src.ndim) if d not in axes]
+    lanes = np.transpose(src, kept + list(axes)).reshape([src.shape[d] for d in kept] + [-1])
+    t = np.moveaxis(np.sort(lanes, axis=-1), -1, 0)  # (n, kept...): NumPy's arr, compacted
+    n_total = t.shape[0] * k
+    # _get_indexes
+    vi = np.asanyarray((n_total - 1) * qa)
+    previous = np.asanyarray(np.floor(vi))
+    following = np.asanyarray(previous + 1)
+    above = vi >= n_total - 1
+    if above.any():
+        previous[above] = -1
+        following[above] = -1
+    previous = previous.astype(np.intp)
+    following = following.astype(np.intp)
+    lower = t[(previous % n_total) // k]  # (q's axes, kept...)
+    upper = t[(following % n_total) // k]
+    # _get_gamma, then _lerp
+    gamma = np.asanyarray(np.asanyarray(vi - previous), dtype=vi.dtype)
+    gamma = gamma.reshape(vi.shape + (1,) * len(kept))
+    diff = np.subtract(upper, lower)
+    r = np.asanyarray(np.add(lower, diff * gamma))
+    np.subtract(upper, diff * (1 - gamma), out=r, where=gamma >= 0.5, casting="unsafe",
+                dtype=type(r.dtype))
+    if kind == "f":  # a lane with a NaN: NaN, its sorted last value
+        nans = np.isnan(t[-1])
+        if nans.any():
+            np.copyto(r, t[-1], where=nans)
+    return r.reshape(qa.shape + tuple(1 if d in axes else n for d, n in enumerate(src.shape)))
 
 
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",

@@ -83,6 +83,11 @@ def _torch_stack(t):
     return load_torch().stack(_items(t))
 
 
+def _torch_percentiles(t):
+    torch = load_torch()
+    return torch.quantile(t.flatten(), torch.tensor([0.01, 0.99], dtype=t.dtype))
+
+
 def _torch_einsum(subscripts, *tensors):
     return load_torch().einsum(subscripts, *tensors)
 
@@ -111,6 +116,9 @@ def _build():
     for rows, quick in ((4096, True), (16384, False)):  # every row sorted alike
         _case("np.sort(v, axis=1)", [((1, 1024), (rows, 1024))], f4,
             lambda v: np.sort(v, axis=1), lambda t: t.sort(dim=1).values, quick)
+    for rows, quick in ((2048, True), (8192, False)):  # a column's percentiles, 1024 repeats
+        _case("np.percentile(v, [1, 99])", [((rows, 1), (rows, 1024))], f8,
+            lambda v: np.percentile(v, [1, 99]), _torch_percentiles, quick)
     for rows, quick in ((4096, True), (16384, False)):  # one row times a matrix, repeated
         _case("v @ w", [((1, 512), (rows, 512)), ((512, 512), (512, 512))], f4,
             lambda v, w: v @ w, lambda v, w: v @ w, quick)
