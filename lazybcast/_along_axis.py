@@ -201,9 +201,11 @@ def _quantile(func, a, q, axis, out, overwrite_input, method, keepdims, weights,
         return NotImplemented  # (NumPy's NaN quantiles place a q of 2+ axes by their own rule)
     src = a._source
     repeated = _repeated_axes(a, src, axes)
-    if repeated and src.dtype.kind == "f" and np.any(np.signbit(src) & (src == 0)):
-        # (-0.0 == 0.0: which of them NumPy's partition puts where is its own; and the sign
-        # of a zero's quantile depends on the count, -0.0 + 0.0 being 0.0)
+    if repeated and src.dtype.kind == "f" and np.any(np.signbit(src) & ((src == 0)
+                                                                         | np.isnan(src))):
+        # (-0.0 == 0.0, and NaNs of either sign: which of them NumPy's partition puts where
+        # is its own; and the sign of a zero's quantile depends on the count, -0.0 + 0.0
+        # being 0.0)
         return NotImplemented
     r = _mixed_lanes(func, src, q, axes, _repeats(a, src, axes), method) if repeated else None
     if r is NotImplemented:
@@ -236,18 +238,25 @@ def _mixed_lanes(func, src, q, axes, k, method):
     the steps below are those of NumPy's ``_quantile`` and ``_lerp`` (NumPy 2.0-2.5), with
     the same operands, so they round alike. Left to NumPy (on the zero-copy array): other
     methods, dtypes other than float64, integers and bools (whose quantiles NumPy 2.0 and
-    2.4 compute alike only there), an integer ``q`` of ``np.quantile`` (NumPy 2.4 takes the
-    item without interpolating, 2.0 interpolates), a ``q`` out of range (NumPy's error), and
-    the NaN variants of lanes that hold a NaN."""
+    2.4 compute alike only there), a ``q`` other than float64 (and integers for the
+    percentiles: NumPy 2.4 takes the item of an integer quantile without interpolating, 2.0
+    interpolates, and 2.0 widens a float32 percentile), a ``q`` out of range (NumPy's error),
+    the NaN variants of lanes that hold a NaN, and sources whose values are more than the
+    dtype's range apart or hold an infinity (:func:`_may_overflow`)."""
     kind = src.dtype.kind
     if method != "linear" or not (kind in "biu" or src.dtype == np.float64):
         return NotImplemented
     nan_variant = func in (np.nanquantile, np.nanpercentile)
     percent = func in (np.percentile, np.nanpercentile)
+    q0 = np.asanyarray(q)
+    if q0.dtype != np.float64 and not (percent and q0.dtype.kind in "iu"):
+        return NotImplemented  # (NumPy 2.0 divides a float32 q by a float64 100; 2.4 not)
     qa = np.asanyarray(np.true_divide(q, 100) if percent else q)
-    if qa.dtype.kind != "f" or qa.size == 0 or not (np.all(qa >= 0) and np.all(qa <= 1)):
+    if qa.size == 0 or not (np.all(qa >= 0) and np.all(qa <= 1)):
         return NotImplemented
     if nan_variant and kind == "f" and np.isnan(src).any():
+        return NotImplemented
+    if _may_overflow(src):
         return NotImplemented
     kept = [d for d in range(src.ndim) if d not in axes]
     lanes = np.transpose(src, kept + list(axes)).reshape([src.shape[d] for d in kept] + [-1])
@@ -277,6 +286,19 @@ def _mixed_lanes(func, src, q, axes, k, method):
         if nans.any():
             np.copyto(r, t[-1], where=nans)
     return r.reshape(qa.shape + tuple(1 if d in axes else n for d, n in enumerate(src.shape)))
+
+
+def _may_overflow(src):
+    """Whether the difference of two values of ``src`` may overflow, or be an infinity's:
+    NumPy's interpolation then warns, worded by the version (scalars, from NumPy 2.4: "in
+    scalar subtract") and by whether its result is a scalar, which only NumPy itself says."""
+    if src.dtype.kind == "b":
+        return False
+    if src.dtype.kind in "iu":
+        return int(src.max()) - int(src.min()) > np.iinfo(src.dtype).max
+    hi, lo = np.fmax.reduce(src, axis=None), np.fmin.reduce(src, axis=None)  # (NaN: ignored)
+    with np.errstate(all="ignore"):
+        return not np.isnan(hi) and not np.isfinite(hi - lo)
 
 
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
