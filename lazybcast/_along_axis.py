@@ -251,7 +251,7 @@ def _mixed_lanes(func, src, q, axes, k, method):
     q0 = np.asanyarray(q)
     if q0.dtype != np.float64 and not (percent and q0.dtype.kind in "iu"):
         return NotImplemented  # (NumPy 2.0 divides a float32 q by a float64 100; 2.4 not)
-    qa = np.asanyarray(np.true_divide(q, 100) if percent else q)
+    qa = np.asanyarray(np.true_divide(q0, 100)) if percent else q0
     if qa.size == 0 or not (np.all(qa >= 0) and np.all(qa <= 1)):
         return NotImplemented
     if nan_variant and kind == "f" and np.isnan(src).any():

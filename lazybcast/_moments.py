@@ -117,15 +117,11 @@ def _moment(name, view, axis, dtype, out, ddof, keepdims, where, mean, correctio
         if ddof != 0:
             raise ValueError("ddof and correction can't be provided simultaneously.")
         ddof, correction = correction, _NoValue
+    # (An integer dtype=: NumPy's steps wrap over the logical elements; its own, below.)
     if (where is True or where is _NoValue) and mean is _NoValue and view.ndim > 0 \
-            and not _is_object(view, dtype):
+            and not _is_object(view, dtype) and (dtype is None
+                                                 or np.dtype(dtype).kind not in "biu"):
         axes = _moment_axes(name, view, axis)
-        if dtype is not None and np.dtype(dtype).kind in "biu":
-            # An integer dtype=: NumPy's mean, deviations, squares and their sum are integer
-            # arithmetic that wraps over the logical elements (and its std casts the root of
-            # a scalar back): its own steps, on the zero-copy array.
-            return _numpy(name, view, axis=axis, dtype=dtype, out=out, ddof=ddof,
-                          keepdims=keepdims, where=where, mean=mean, correction=correction)
         fits = _out_fits(out, _result_shape(view.shape, axes, keepdims))
         if fits is not False:
             src = _source(view, axes)

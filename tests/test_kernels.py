@@ -8,12 +8,12 @@ and helper threads in a child after ``fork()``.
 
 import os
 import signal
-import subprocess
 import sys
 import time
 
 import numpy as np
 import pytest
+from _subprocess import fresh_process
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -640,13 +640,10 @@ def test_fill_threshold_is_a_calibrated_candidate():
 
 
 def _fresh_process(code):
-    """Run ``code`` in a new interpreter (whose first large copy calibrates); its stdout."""
+    """``code``'s printed words in a new interpreter, whose first large copy calibrates."""
     env = dict(os.environ)
     env.pop("LAZYBCAST_STREAM_BYTES", None)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env=env, timeout=120)
-    assert done.returncode == 0, done.stderr
-    return done.stdout.split()
+    return fresh_process(code, env=env).split()
 
 
 def test_first_large_copy_reports_its_own_threads():

@@ -8,32 +8,20 @@ spawn worker or a dask worker would.
 import os
 import pickle
 import shutil
-import subprocess
 import sys
-import textwrap
 
 import numpy as np
 import pytest
+from _subprocess import fresh_process
 
 import lazybcast
 from lazybcast import _memmap
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _npy(tmp_path, array, name="data.npy"):
     path = str(tmp_path / name)
     np.save(path, array)
     return path
-
-
-def _fresh_process(code, *args):
-    """Run ``code`` in a new interpreter (the checkout first on sys.path); its stdout."""
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
-    if done.returncode != 0:
-        raise AssertionError(f"child failed:\n{done.stdout}\n{done.stderr}")
-    return done.stdout
 
 
 CHILD = """
@@ -61,7 +49,7 @@ def _views(path):
 
 @pytest.mark.parametrize("name", ["whole", "rows", "reversed", "column", "bidirectional",
                                   "element"])
-def test_round_trip_in_a_fresh_process(tmp_path, name):
+def test_round_trip_in_afresh_process(tmp_path, name):
     data = np.arange(40 * 30, dtype=np.float32).reshape(40, 30)
     path = _npy(tmp_path, data)
     view = _views(path)[name]
@@ -69,7 +57,7 @@ def test_round_trip_in_a_fresh_process(tmp_path, name):
     assert len(blob) < 600, len(blob)  # the path and the region, not the bytes
     assert path.encode() in blob
     (tmp_path / "view.pkl").write_bytes(blob)
-    out = _fresh_process(CHILD, str(tmp_path / "view.pkl"), path, str(tmp_path / "got.npy"))
+    out = fresh_process(CHILD, str(tmp_path / "view.pkl"), path, str(tmp_path / "got.npy"))
     assert out.split()[0] == "BroadcastView"
     got = np.load(tmp_path / "got.npy")
     np.testing.assert_array_equal(got, np.broadcast_to(view.source, view.shape))
@@ -115,7 +103,7 @@ def test_moved_file_is_a_clear_error(tmp_path):
         pickle.loads(blob)
 
 
-def test_truncated_file_is_a_clear_error_in_a_fresh_process(tmp_path):
+def test_truncated_file_is_a_clear_error_in_afresh_process(tmp_path):
     path = _npy(tmp_path, np.arange(10000.0))
     blob = pickle.dumps(lazybcast.broadcast_to(np.load(path, mmap_mode="r")[5000:], (2, 5000)))
     size = os.path.getsize(path)
@@ -128,7 +116,7 @@ def test_truncated_file_is_a_clear_error_in_a_fresh_process(tmp_path):
     except ValueError as e:
         print("ValueError:", e)
     """
-    out = _fresh_process(code, str(tmp_path / "view.pkl"))
+    out = fresh_process(code, str(tmp_path / "view.pkl"))
     assert out.startswith("ValueError:") and path in out
     assert f"the file has {size - 8} bytes (it had {size} when pickled)" in out
 
