@@ -5,6 +5,11 @@ view's rank, each axis either the view's size or 1. The stride map follows from 
 source's stride where the sizes agree, 0 where the source has 1. Because the source is a real
 NumPy array, every address the stride map can reach lies inside a buffer NumPy vouches for and
 that the view keeps alive.
+
+A view made by a basic key (``view[::2]``, ``view[i]``, ``view[None]``) of rank up to
+``_LAZY_NDIM`` holds its source as the parent's ``_root`` ndarray plus a data pointer, sizes
+and strides inside that root's memory, and makes the ndarray on first use (``_source_of``):
+indexing costs one object, not two.
 """
 
 cimport cython
@@ -40,6 +45,10 @@ cnp.import_array()
 #: "Not a key for the fast path": _basic_key (_view_basic_key.pxi) hands the key to _indexing.
 cdef object _GENERAL = object()
 cdef object _FULL_SLICE = slice(None)
+
+#: The highest rank whose source a basic key leaves unmade (the sizes and strides live in the
+#: view object: 2 x 8 x 8 bytes); a higher-rank result gets its ndarray at once.
+cdef enum: _LAZY_NDIM = 8
 
 #: What a bare ``BroadcastView.__new__`` (for example from a crafted pickle) holds: nothing.
 cdef cnp.ndarray _EMPTY = np.empty(0, dtype=np.uint8)  # (a C global: no lookup per view)
@@ -87,6 +96,7 @@ def _missing(name):
 
 @cython.freelist(16)  # a view is made per index call: reuse the memory of freed ones
 @cython.auto_pickle(False)  # views pickle by _ArrayMethods.__reduce__
+@cython.no_gc_clear  # the collector never sets the fields to None (see below)
 cdef class _ViewFields:
     """The fields of a :class:`BroadcastView`, in the root of its classes so that the
     NumPy-method mixins below read them in C and the free list serves every view.
@@ -94,9 +104,19 @@ cdef class _ViewFields:
     A view stays tracked by the cycle collector: its ``base`` may be an ndarray subclass
     with a ``__dict__`` that refers back to the view (``m.cache = broadcast_to(m, ...)``),
     a cycle the collector reclaims only if it sees the view's reference. (Untracked,
-    ``cython.no_gc``, a key cost 4-9% less, but 200 such cycles of 1 MB stayed alive.)"""
+    ``cython.no_gc``, a key cost 4-9% less, but 200 such cycles of 1 MB stayed alive.) The
+    collector breaks such a cycle by clearing the other objects in it (the subclass's
+    ``__dict__``): clearing a view would leave its pointers into ``_src`` dangling."""
 
-    cdef readonly cnp.ndarray _source
+    # The source: the ndarray ``_src``, or, until first use (``_source_of``), the ndarray
+    # ``_root`` whose memory holds it and the source's geometry inside that memory.
+    cdef cnp.ndarray _src        # None for a view made by a basic key, until first use
+    cdef cnp.ndarray _root       # ``_src`` itself, or the ndarray ``_src`` will be a view of
+    cdef char* _data             # the source's first element
+    cdef cnp.npy_intp* _sdims    # the source's sizes: ``_src``'s, or ``_lazy_dims``
+    cdef cnp.npy_intp* _sstrides
+    cdef cnp.npy_intp _lazy_dims[_LAZY_NDIM]
+    cdef cnp.npy_intp _lazy_strides[_LAZY_NDIM]
     cdef readonly tuple shape
     cdef tuple _strides  # the stride map, built on first use (None until then)
     cdef readonly object base
@@ -105,11 +125,23 @@ cdef class _ViewFields:
 
     def __cinit__(self):
         # Every field valid from the start: an object made by __new__ alone is an empty view.
-        self._source = _EMPTY
+        _set_source(self, _EMPTY)
         self.shape = _SHAPE_EMPTY
         self._strides = _SHAPE_EMPTY
         self.base = _EMPTY
         self.mode = "numpy"
+
+    @property
+    def _source(self):
+        """The source ndarray (made on first use for a view from a basic key)."""
+        return _source_of(self)
+
+    cdef int _make_source(self) except -1:
+        # (A cdef method here also puts the classes' method table in this struct, so that a
+        # BroadcastView has this class's size and the free list above serves it.)
+        self._src = _view_of_root(self._root, len(self.shape), self._sdims, self._sstrides,
+                                  self._data)
+        return 0
 
     def __init__(self, *args, **kwargs):
         # (here, so that the base classes below cannot be made on their own either)
@@ -117,6 +149,35 @@ cdef class _ViewFields:
             "BroadcastView cannot be created directly; use lazybcast.broadcast(), "
             "broadcast_to() or broadcast_arrays()"
         )
+
+
+cdef inline void _set_source(_ViewFields v, cnp.ndarray source):
+    """Give ``v`` the ndarray ``source`` (already checked against its shape)."""
+    v._src = source
+    v._root = source
+    v._data = <char*>cnp.PyArray_DATA(source)
+    v._sdims = cnp.PyArray_DIMS(source)
+    v._sstrides = cnp.PyArray_STRIDES(source)
+
+
+cdef inline cnp.ndarray _source_of(_ViewFields v):
+    """``v``'s source ndarray, made now if a basic key left it unmade."""
+    if v._src is None:
+        v._make_source()
+    return v._src
+
+
+cdef cnp.ndarray _view_of_root(cnp.ndarray root, int nd, cnp.npy_intp* dims,
+                               cnp.npy_intp* strides, char* data):
+    """An ndarray of ``nd`` axes (``dims``, ``strides`` from ``data``) inside ``root``'s
+    memory, with ``root``'s dtype and writeability, keeping ``root`` alive."""
+    cdef cnp.PyArray_Descr* descr = cnp.PyArray_DESCR(root)
+    Py_INCREF(<object>descr)  # PyArray_NewFromDescr steals a reference
+    cdef cnp.ndarray out = <cnp.ndarray>lzb_new_from_descr(
+        &lzb_ndarray_type, descr, nd, dims, strides, data,
+        cnp.PyArray_FLAGS(root) & cnp.NPY_ARRAY_WRITEABLE, NULL)
+    cnp.set_array_base(out, root)
+    return out
 
 
 # NumPy's surface as thin delegations, one mixin per concern (a cdef class body cannot include
@@ -169,7 +230,7 @@ cdef class BroadcastView(_Iteration):
             if m != n and m != 1:
                 raise ValueError(f"source axis {d} has size {m}; it must be 1 or {n}")
             size *= n
-        v._source = source
+        _set_source(v, source)
         v.shape = shape
         v._strides = None
         v.base = base
@@ -200,7 +261,7 @@ cdef class BroadcastView(_Iteration):
     @property
     def dtype(self):
         """The element type (the source's)."""
-        return self._source.dtype
+        return self._root.dtype
 
     @property
     def strides(self):
@@ -211,9 +272,9 @@ cdef class BroadcastView(_Iteration):
         if self._strides is None:
             strides = [0] * len(self.shape)
             for d in range(len(self.shape)):
-                if (cnp.PyArray_DIMS(self._source)[d] == <cnp.npy_intp>self.shape[d]
+                if (self._sdims[d] == <cnp.npy_intp>self.shape[d]
                         and <cnp.npy_intp>self.shape[d] != 1):
-                    strides[d] = cnp.PyArray_STRIDES(self._source)[d]
+                    strides[d] = self._sstrides[d]
             self._strides = tuple(strides)
         return self._strides
 
@@ -230,17 +291,17 @@ cdef class BroadcastView(_Iteration):
     @property
     def itemsize(self):
         """Bytes per element."""
-        return self._source.dtype.itemsize
+        return cnp.PyArray_ITEMSIZE(self._root)
 
     @property
     def nbytes(self):
         """Logical bytes: what :meth:`materialize` would allocate."""
-        return self._size * self._source.dtype.itemsize
+        return self._size * cnp.PyArray_ITEMSIZE(self._root)
 
     @property
     def source(self):
         """The compact source as a NumPy view with the view's rank (size 1 on broadcast axes)."""
-        return self._source
+        return _source_of(self)
 
     # -- as an ndarray (layout, conversions and protocols start from it; _view_methods.pxi) -----
 
@@ -250,20 +311,21 @@ cdef class BroadcastView(_Iteration):
         The view as a read-only ndarray over the source's memory, stride 0 on broadcast axes
         (what ``np.broadcast_to(view.source, view.shape)`` returns), built in C: the zero-copy
         form that ``__array__``, DLPack and the layout functions start from."""
-        cdef cnp.ndarray source = self._source
         cdef int d, ndim = len(self.shape)
         cdef cnp.npy_intp dims[cnp.NPY_MAXDIMS]
         cdef cnp.npy_intp strides[cnp.NPY_MAXDIMS]
-        cdef cnp.PyArray_Descr* descr = cnp.PyArray_DESCR(source)
+        cdef cnp.PyArray_Descr* descr = cnp.PyArray_DESCR(self._root)
         for d in range(ndim):
             dims[d] = self.shape[d]
             # the source's stride on an axis of size 1 (np.broadcast_to reports 0 there; a size-1
             # axis's stride is never used, and NumPy ignores it for contiguity)
-            strides[d] = cnp.PyArray_STRIDES(source)[d] if cnp.PyArray_DIMS(source)[d] == dims[d] else 0
+            strides[d] = self._sstrides[d] if self._sdims[d] == dims[d] else 0
         Py_INCREF(<object>descr)  # PyArray_NewFromDescr steals a reference
         cdef cnp.ndarray result = <cnp.ndarray>lzb_new_from_descr(
-            &lzb_ndarray_type, descr, ndim, dims, strides, cnp.PyArray_DATA(source), 0, NULL)
-        cnp.set_array_base(result, source)  # read-only (flags 0), keeps the source alive
+            &lzb_ndarray_type, descr, ndim, dims, strides, self._data, 0, NULL)
+        # read-only (flags 0); the root holds the source's memory (the source itself, or the
+        # ndarray a basic key's source lies in, still unmade)
+        cnp.set_array_base(result, self._root)
         return result
 
     @staticmethod
@@ -295,12 +357,12 @@ cdef class BroadcastView(_Iteration):
     @property
     def real(self):
         """The real part (lazy: a view of the source's real part)."""
-        return self._with_source(self._source.real)
+        return self._with_source(_source_of(self).real)
 
     @property
     def imag(self):
         """The imaginary part (lazy: a view of the source's imaginary part)."""
-        return self._with_source(self._source.imag)
+        return self._with_source(_source_of(self).imag)
 
     @real.setter
     def real(self, value):
@@ -321,16 +383,17 @@ cdef class BroadcastView(_Iteration):
         raise AttributeError("Cannot delete array imaginary part")
 
     def __repr__(self):
-        held = self._source.size * self._source.dtype.itemsize
+        source = _source_of(self)
+        held = source.size * source.dtype.itemsize
         return (
-            f"BroadcastView(shape={self.shape}, dtype={self._source.dtype}, mode={self.mode!r}, "
+            f"BroadcastView(shape={self.shape}, dtype={source.dtype}, mode={self.mode!r}, "
             f"source_shape={tuple(self.base.shape)}, logical={_format_bytes(self.nbytes)}, "
             f"held={_format_bytes(held)})"
         )
 
     def __bool__(self):
         # NumPy's rule: the truth of a one-element array is its element's; otherwise an error.
-        return bool(np.broadcast_to(self._source, self.shape))
+        return bool(np.broadcast_to(_source_of(self), self.shape))
 
     def __len__(self):
         if not self.shape:
@@ -382,7 +445,7 @@ cdef class BroadcastView(_Iteration):
         array([[ 2.,  5.],
                [ 8., 11.]], dtype=float32)
         """
-        cdef cnp.ndarray source = self._source
+        cdef cnp.ndarray source = _source_of(self)
         cdef cnp.ndarray result
         caller = out
         threads_for(0, threads)  # validated here too: some dtypes skip the kernel
@@ -416,10 +479,9 @@ cdef class BroadcastView(_Iteration):
         return result if caller is None else caller
 
     cdef cnp.ndarray _empty(self):
-        cdef cnp.ndarray source = self._source
-        cdef int d, ndim = cnp.PyArray_NDIM(source)
+        cdef int d, ndim = len(self.shape)
         cdef cnp.npy_intp dims[cnp.NPY_MAXDIMS]
-        cdef cnp.PyArray_Descr* descr = cnp.PyArray_DESCR(source)
+        cdef cnp.PyArray_Descr* descr = cnp.PyArray_DESCR(self._root)
         for d in range(ndim):
             dims[d] = self.shape[d]
         Py_INCREF(<object>descr)  # PyArray_NewFromDescr steals a reference
@@ -439,7 +501,7 @@ cdef class BroadcastView(_Iteration):
                 raise ValueError(
                     f"out has shape {out.shape}; it must be the view's shape {self.shape}")
         if not lzb_equiv_types(cnp.PyArray_DESCR(o), <cnp.PyArray_Descr*>dtype):
-            what = "the view's dtype" if dtype is self._source.dtype else "dtype="
+            what = "the view's dtype" if dtype is self._root.dtype else "dtype="
             raise TypeError(f"out has dtype {out.dtype}; it must be {what} {dtype}")
         if not cnp.PyArray_ISWRITEABLE(o):
             raise ValueError("out is read-only; pass a writeable array")
@@ -447,17 +509,17 @@ cdef class BroadcastView(_Iteration):
 
     def __array__(self, dtype=None, copy=None):
         if copy is True:
-            if dtype is not None and np.dtype(dtype) != self._source.dtype:
+            if dtype is not None and np.dtype(dtype) != self._root.dtype:
                 # Cast the compact source, then broadcast it: cheaper than casting the result.
-                return self._with_source(self._source.astype(dtype)).materialize()
+                return self._with_source(_source_of(self).astype(dtype)).materialize()
             return self.materialize()
-        if dtype is not None and np.dtype(dtype) != self._source.dtype:
+        if dtype is not None and np.dtype(dtype) != self._root.dtype:
             if copy is False:
                 raise ValueError(
-                    f"a copy is needed to cast a {self._source.dtype} view to {np.dtype(dtype)}; "
+                    f"a copy is needed to cast a {self._root.dtype} view to {np.dtype(dtype)}; "
                     f"copy=False forbids it"
                 )
-            return self._with_source(self._source.astype(dtype)).materialize()
+            return self._with_source(_source_of(self).astype(dtype)).materialize()
         return self._as_ndarray()
 
     cdef BroadcastView _with_source(self, cnp.ndarray source):
@@ -489,7 +551,7 @@ cdef class BroadcastView(_Iteration):
             result = _one_array_key(self, key)
             if result is not _GENERAL:
                 return result
-        result = _indexing.index(self._source, self.shape, key)
+        result = _indexing.index(_source_of(self), self.shape, key)
         if type(result) is _indexing.Lazy:
             source, shape = result
             return BroadcastView._wrap(source, shape, self.base, self.mode)
@@ -498,7 +560,7 @@ cdef class BroadcastView(_Iteration):
     cdef BroadcastView _field(self, key):
         # A field (or list of fields) of a structured source: NumPy selects it (and raises);
         # a subarray field adds its own axes after the view's.
-        source = self._source[key]
+        source = _source_of(self)[key]
         shape = self.shape + tuple(source.shape)[len(self.shape):]
         return BroadcastView._wrap(source, shape, self.base, self.mode)
 

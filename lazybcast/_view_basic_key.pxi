@@ -1,7 +1,8 @@
 # The fast paths of BroadcastView.__getitem__ for basic keys (ints, slices, None, one ...):
 # the new source is computed straight from the source's strides, as NumPy's
 # get_view_from_index does, without the general key parser in lazybcast._indexing; an int or
-# a slice alone (view[i], view[a:b]) has a shorter path still (_first_axis_key).
+# a slice alone (view[i], view[a:b]) has a shorter path still (_first_axis_key). The new view
+# keeps the new source's geometry and makes its ndarray on first use (_source_of in _view.pyx).
 # Included by _view.pyx at module level.
 
 cdef object _basic_key(BroadcastView self, object key):
@@ -9,7 +10,8 @@ cdef object _basic_key(BroadcastView self, object key):
     ``...``, straight onto the source's strides (what NumPy's ``get_view_from_index``
     does), or ``_GENERAL`` for any other key and for an int out of range (the general path
     in ``_indexing`` then raises NumPy's error)."""
-    cdef cnp.ndarray src = self._source
+    cdef cnp.npy_intp* sdims = self._sdims
+    cdef cnp.npy_intp* sstrides = self._sstrides
     cdef tuple entries = key if type(key) is tuple else None
     cdef Py_ssize_t nkey = 1 if entries is None else len(entries)
     cdef Py_ssize_t k, start, stop, step, length, i, n, m
@@ -21,7 +23,7 @@ cdef object _basic_key(BroadcastView self, object key):
     cdef int vfrom[cnp.NPY_MAXDIMS]               # the view's axis of the same size, or -1
     cdef cnp.npy_intp stride
     cdef intp_t size = 1
-    cdef char* data = <char*>cnp.PyArray_DATA(src)
+    cdef char* data = self._data
     cdef tuple old_shape = self.shape, shape
     cdef object item, value
     for k in range(nkey):
@@ -52,8 +54,8 @@ cdef object _basic_key(BroadcastView self, object key):
                 return _GENERAL
             if i < 0:
                 i += n
-            if cnp.PyArray_DIMS(src)[axis] == n:
-                data += i * cnp.PyArray_STRIDES(src)[axis]
+            if sdims[axis] == n:
+                data += i * sstrides[axis]
             axis += 1
             continue
         if item is Ellipsis:
@@ -62,8 +64,8 @@ cdef object _basic_key(BroadcastView self, object key):
             if out_nd + fill > cnp.NPY_MAXDIMS:
                 return _GENERAL
             for j in range(fill):
-                dims[out_nd] = cnp.PyArray_DIMS(src)[axis]
-                strides[out_nd] = cnp.PyArray_STRIDES(src)[axis]
+                dims[out_nd] = sdims[axis]
+                strides[out_nd] = sstrides[axis]
                 vdims[out_nd] = self.shape[axis]
                 vfrom[out_nd] = axis
                 out_nd += 1
@@ -80,8 +82,8 @@ cdef object _basic_key(BroadcastView self, object key):
             vdims[out_nd] = 1
         else:  # a slice
             n = self.shape[axis]
-            m = cnp.PyArray_DIMS(src)[axis]
-            stride = cnp.PyArray_STRIDES(src)[axis]
+            m = sdims[axis]
+            stride = sstrides[axis]
             PySlice_GetIndicesEx(item, n, &start, &stop, &step, &length)
             if m == n:
                 if length > 0:
@@ -97,11 +99,12 @@ cdef object _basic_key(BroadcastView self, object key):
             axis += 1
         out_nd += 1
     if scalar and out_nd == 0:
-        return _scalar(data, cnp.PyArray_DESCR(src), src)  # every axis an int: NumPy's scalar
-    cdef bint same = out_nd == cnp.PyArray_NDIM(src) and data == <char*>cnp.PyArray_DATA(src)
+        # every axis an int: NumPy's scalar (a structured one refers to the root's memory)
+        return _scalar(data, cnp.PyArray_DESCR(self._root), self._root)
+    cdef bint same = out_nd == ndim and data == self._data
     j = 0
     while same and j < out_nd:
-        same = (dims[j] == cnp.PyArray_DIMS(src)[j] and strides[j] == cnp.PyArray_STRIDES(src)[j]
+        same = (dims[j] == sdims[j] and strides[j] == sstrides[j]
                 and vdims[j] == <cnp.npy_intp>old_shape[j])
         j += 1
     if same:  # v[()], v[...], v[:]: the same source and shape, so the same view
@@ -121,16 +124,21 @@ cdef BroadcastView _new_view(BroadcastView self, int nd, cnp.npy_intp* dims,
     """A view of ``self``'s source memory: the new source (``nd`` axes ``dims``, ``strides``
     from ``data``, inside ``self``'s source) and the new view's ``shape`` and ``size``. Its
     invariant holds by the callers' construction (every source axis is 1 or the view's
-    size), so _wrap's checks are skipped."""
-    cdef cnp.ndarray src = self._source
-    cdef cnp.PyArray_Descr* descr = cnp.PyArray_DESCR(src)
-    Py_INCREF(<object>descr)
-    cdef cnp.ndarray out = <cnp.ndarray>lzb_new_from_descr(
-        &lzb_ndarray_type, descr, nd, dims, strides, data,
-        cnp.PyArray_FLAGS(src) & cnp.NPY_ARRAY_WRITEABLE, NULL)
-    cnp.set_array_base(out, src)
+    size), so _wrap's checks are skipped. Up to ``_LAZY_NDIM`` axes, the source's ndarray is
+    left to first use: the view keeps ``self``'s root and the geometry."""
     cdef BroadcastView v = BroadcastView.__new__(BroadcastView)
-    v._source = out
+    cdef int d
+    if nd <= _LAZY_NDIM:
+        v._src = None
+        v._root = self._root
+        v._data = data
+        for d in range(nd):
+            v._lazy_dims[d] = dims[d]
+            v._lazy_strides[d] = strides[d]
+        v._sdims = v._lazy_dims
+        v._sstrides = v._lazy_strides
+    else:
+        _set_source(v, _view_of_root(self._root, nd, dims, strides, data))
     v.shape = shape
     v._strides = None
     v.base = self.base
@@ -143,15 +151,14 @@ cdef object _first_axis_key(BroadcastView self, object key):
     """``view[i]`` and ``view[start:stop:step]`` (a data loader's and a batcher's keys) by
     the first axis alone: the same results as _basic_key, with less to decide. ``_GENERAL``
     for a 0-d view and an int out of range."""
-    cdef cnp.ndarray src = self._source
     cdef tuple old_shape = self.shape, shape
     cdef int ndim = len(old_shape), j
     cdef Py_ssize_t n, i, start, stop, step, length
-    cdef cnp.npy_intp* sdims = cnp.PyArray_DIMS(src)
-    cdef cnp.npy_intp* sstrides = cnp.PyArray_STRIDES(src)
+    cdef cnp.npy_intp* sdims = self._sdims
+    cdef cnp.npy_intp* sstrides = self._sstrides
     cdef cnp.npy_intp dims[cnp.NPY_MAXDIMS]
     cdef cnp.npy_intp strides[cnp.NPY_MAXDIMS]
-    cdef char* data = <char*>cnp.PyArray_DATA(src)
+    cdef char* data = self._data
     cdef bint broadcast
     cdef object value
     if ndim == 0:
@@ -170,7 +177,7 @@ cdef object _first_axis_key(BroadcastView self, object key):
         if not broadcast:
             data += i * sstrides[0]
         if ndim == 1:
-            return _scalar(data, cnp.PyArray_DESCR(src), src)
+            return _scalar(data, cnp.PyArray_DESCR(self._root), self._root)
         return _new_view(self, ndim - 1, sdims + 1, sstrides + 1, data, old_shape[1:],
                          self._size // n)
     PySlice_GetIndicesEx(key, n, &start, &stop, &step, &length)

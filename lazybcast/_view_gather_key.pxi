@@ -11,7 +11,7 @@ cdef object _one_array_key(BroadcastView self, object key):
     cdef Py_ssize_t k, nkey = len(entries), nslices = 0, before = 0, pos
     cdef int ndim = len(self.shape)
     cdef bint ellipsis = False, ellipsis_first = False
-    cdef cnp.ndarray arr = None, src = self._source
+    cdef cnp.ndarray arr = None, src = self._root  # (the source's dtype)
     cdef object item, sub = self, shape
     for k in range(nkey):
         item = entries[k]
@@ -45,6 +45,6 @@ cdef object _one_array_key(BroadcastView self, object key):
         arr = cnp.PyArray_Nonzero(arr)[0]
     shape = (<BroadcastView>sub).shape
     out = np.empty(shape[:pos] + (<object>arr).shape + shape[pos + 1:], dtype=src.dtype)
-    _kernel_gather((<BroadcastView>sub)._source, shape, (pos,), [_flat_intp(arr)], out, pos,
+    _kernel_gather(_source_of(<BroadcastView>sub), shape, (pos,), [_flat_intp(arr)], out, pos,
                    cnp.PyArray_NDIM(arr), (pos,))
     return out

@@ -11,7 +11,7 @@ cdef class _Iteration(_ArrayMethods):
         if not self.shape:
             raise TypeError("iteration over a 0-d BroadcastView")
         if len(self.shape) == 1:
-            values = np.broadcast_to(self._source, self.shape)
+            values = np.broadcast_to(_source_of(self), self.shape)
             for i in range(self.shape[0]):
                 yield values[i]
             return

@@ -350,13 +350,13 @@ cdef class _ArrayMethods(_ArrayOperators):
         by_reference = reduce_by_reference(self)
         if by_reference is not None:
             return by_reference
-        base = None if self.base is self._source else self.base
-        if base is not None and not _same_elements(base, self._source):
+        base = None if self.base is _source_of(self) else self.base
+        if base is not None and not _same_elements(base, _source_of(self)):
             # A sliced, transposed or reversed view: the compact source is all that travels
             # (unpickling rebuilds base as source.reshape(base_shape), in C order).
             base = None
         base_shape = None if base is None else tuple(base.shape)
-        source = self._source
+        source = _source_of(self)
         if source.ndim > 32 and source.dtype.hasobject:
             source = _Squeezed(source)  # NumPy cannot pickle such an array itself
         return (_rebuild, (source, self.shape, self.mode, base_shape))
@@ -365,9 +365,9 @@ cdef class _ArrayMethods(_ArrayOperators):
         from dask.base import tokenize
 
         from lazybcast._memmap import file_token
-        source = file_token(self._source)  # a memory-mapped source: its file, not its bytes
+        source = file_token(_source_of(self))  # a memory-mapped source: its file, not its bytes
         if source is None:
-            source = tokenize(self._source)
+            source = tokenize(_source_of(self))
         return ("lazybcast.BroadcastView", self.shape, self.mode, source)
 
     def to_dask(self, chunks="auto"):

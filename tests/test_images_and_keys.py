@@ -208,16 +208,22 @@ def test_int_keys_match_numpy(dtype, src_shape, shape):
 
 
 @pytest.mark.parametrize("key", [0, np.int64(0), (0,), (0, 1)])
-def test_structured_elements_are_read_only(key):
+@pytest.mark.parametrize("first", [None, np.s_[1:], np.s_[::-1, None]])
+def test_structured_elements_are_read_only(key, first):
     """A structured element (np.void) refers to the source's memory: as from NumPy's
-    read-only broadcast_to, writing through it raises instead of changing the user's array."""
+    read-only broadcast_to, writing through it raises instead of changing the user's array,
+    also from a view that a basic key made (whose source is not made yet)."""
     data = np.zeros((3, 2), dtype=[("a", "u1"), ("b", "<f4")])
     if not isinstance(key, tuple) or len(key) == 1:
         data = data[:, 0]
     want = np.broadcast_to(data, data.shape)
+    v = lazybcast.broadcast_to(data, data.shape)
+    if first is not None:
+        want, v = want[first], v[first]
+        if want.ndim > data.ndim:
+            key = (0,) + (key if isinstance(key, tuple) else (key,))
     with pytest.raises(ValueError, match="read-only"):
         want[key]["a"] = 5
-    v = lazybcast.broadcast_to(data, data.shape)
     with pytest.raises(ValueError, match="read-only"):
         v[key]["a"] = 5
     assert (data["a"] == 0).all()

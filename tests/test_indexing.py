@@ -9,6 +9,7 @@ the shape, the dtype, the scalar type and the exception type.
 
 import array
 import collections
+import gc
 import sys
 import tracemalloc
 
@@ -448,6 +449,8 @@ def test_compact_gathers_read_each_repeated_part_once(monkeypatch):
 def test_outer_gather_on_a_broadcast_axis_costs_the_result():
     """``np.ix_`` over a broadcast axis: the index shape is 2000 x 2000, yet no index table of
     that size is made (two would be 64 MB), only the result (16 MB)."""
+    lazybcast._kernels.stream_threshold()  # the process's one calibration (an array of the
+    #                                        shared cache's size), not this gather's cost
     source = np.arange(2000, dtype=np.int32)
     rows, cols = np.arange(2000)[::-1], (np.arange(2000) * 7) % 2000
     view = lazybcast.broadcast_to(source, (10**6, 2000))
@@ -482,6 +485,57 @@ def test_chained_basic_indexing_stays_lazy_and_matches(data):
         for n, mine, theirs in zip(ref.shape, view.strides, ref.strides):
             if n > 1 and ref.size:
                 assert mine == theirs
+
+
+@given(st.data())
+def test_views_from_basic_keys_read_their_source_before_and_after_it_is_made(data):
+    """A basic key's view makes its source ndarray on first use: every attribute, conversion
+    and further key reads the same elements as NumPy's, whichever links of the chain had their
+    source made, and the last view alone keeps the memory alive."""
+    source, shape = data.draw(views(max_dims=5))
+    view = lazybcast.broadcast_to(source, shape)
+    ref = np.broadcast_to(source, shape)
+    expected_writeable = view.source.flags.writeable
+    for _ in range(data.draw(st.integers(1, 4))):
+        key = data.draw(keys(ref.shape, advanced=False))
+        expected, error = _numpy(ref, ref.shape, key)
+        if error is not None or not isinstance(expected, np.ndarray):
+            break
+        view, ref = view[key], expected
+        if data.draw(st.booleans()):  # this link's source made now, or never
+            src = view.source
+            assert src.ndim == view.ndim and src.flags.writeable == expected_writeable
+            assert np.broadcast_to(src, view.shape).tolist() == ref.tolist()
+    del source
+    gc.collect()
+    assert (view.shape, view.dtype, view.itemsize, view.nbytes, view.size) == (
+        ref.shape, ref.dtype, ref.itemsize, ref.nbytes, ref.size)
+    for n, mine, theirs in zip(ref.shape, view.strides, ref.strides):
+        if n > 1 and ref.size:
+            assert mine == theirs
+    assert np.asarray(view).tolist() == ref.tolist()
+    assert view.materialize().tolist() == ref.tolist()
+    if ref.ndim and ref.shape[0] and ref.dtype.kind not in "OV":
+        assert view[ref.shape[0] - 1].tolist() == ref[-1].tolist()
+        assert view[[0]].tolist() == ref[[0]].tolist()  # a gather from the made source
+
+
+@pytest.mark.parametrize("key", [np.s_[1:], np.s_[None], np.s_[..., ::-1], np.s_[0, ..., None]])
+def test_basic_keys_of_high_rank_views(key):
+    """Views of rank above the unmade sources' limit (8) make theirs at once."""
+    source = np.arange(2 * 3 * 4, dtype=np.int16).reshape(2, 1, 3, 1, 1, 4, 1, 1, 1)
+    shape = (2, 2, 3, 1, 2, 4, 1, 2, 1)
+    view = lazybcast.broadcast_to(source, shape)[key]
+    expected = np.broadcast_to(source, shape)[key]
+    assert view.shape == expected.shape and view.source.ndim == expected.ndim
+    assert view.materialize().tolist() == expected.tolist()
+    assert view[1:][::-1].materialize().tolist() == expected[1:][::-1].tolist()
+
+
+def test_views_share_the_free_list():
+    """Cython reuses freed objects of the class that declares the free list only for a type
+    of that class's size: a BroadcastView adds no field (and no method table) of its own."""
+    assert lazybcast.BroadcastView.__basicsize__ == lazybcast._view._ViewFields.__basicsize__
 
 
 @given(st.data())
