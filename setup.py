@@ -62,7 +62,7 @@ KERNEL_PARTS = [
 
 
 VIEW_PARTS = [f"lazybcast/_view_{part}.pxi" for part in
-              ("operators", "methods", "iteration", "basic_key", "gather_key")]
+              ("materialize", "operators", "methods", "iteration", "basic_key", "gather_key")]
 
 
 def extension(name, suffix=".pyx"):

@@ -5,7 +5,7 @@
 
 
 @cython.auto_pickle(False)
-cdef class _ArrayOperators(_ViewFields):
+cdef class _ArrayOperators(_Materializing):
     """The ``__array_ufunc__`` / ``__array_function__`` protocols and Python's operators of a
     :class:`BroadcastView` (a base class of it; never instantiated on its own)."""
 
