@@ -47,6 +47,9 @@ cdef int plan_init(Plan* p, int ndim, const intp_t* shape, const intp_t* sstride
                    const intp_t* goffsets=*) except -1
 
 cdef int copy_into(cnp.ndarray src, cnp.ndarray out, object threads) except -1
+cdef int copy_geometry_into(const char* s, const cnp.npy_intp* sdims,
+                            const cnp.npy_intp* sstrides, cnp.PyArray_Descr* descr,
+                            cnp.ndarray out, object threads) except -1
 cdef bint may_overlap(cnp.ndarray a, cnp.ndarray b) noexcept
 cdef int threads_for(intp_t nbytes, object threads) except -1
 

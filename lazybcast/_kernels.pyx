@@ -218,19 +218,30 @@ cdef bint _copyable(cnp.ndarray out) except -1:
 cdef int copy_into(cnp.ndarray src, cnp.ndarray out, object threads) except -1:
     """Fill ``out`` with the broadcast of ``src`` (``src`` has ``out``'s rank; each of its
     axes is 1 or ``out``'s size). Validates everything, then copies without the GIL."""
+    if cnp.PyArray_NDIM(src) != cnp.PyArray_NDIM(out):
+        raise ValueError(f"src must have out's rank {cnp.PyArray_NDIM(out)}, "
+                         f"got {cnp.PyArray_NDIM(src)}")
+    return copy_geometry_into(<const char*>cnp.PyArray_DATA(src), cnp.PyArray_DIMS(src),
+                              cnp.PyArray_STRIDES(src), cnp.PyArray_DESCR(src), out, threads)
+
+
+cdef int copy_geometry_into(const char* s, const cnp.npy_intp* sdims,
+                            const cnp.npy_intp* sstrides, cnp.PyArray_Descr* descr,
+                            cnp.ndarray out, object threads) except -1:
+    """copy_into from a source given by its geometry (``out``'s rank of ``sdims`` and
+    ``sstrides`` from ``s``, items of ``descr``) rather than an ndarray: the caller vouches
+    that every address it reaches lies in memory it keeps alive (a view made by a basic key,
+    whose source array is not made yet). The rest is checked as copy_into checks it."""
     cdef int ndim = cnp.PyArray_NDIM(out), d
     cdef intp_t shape[NPY_MAXDIMS]
     cdef intp_t sstride[NPY_MAXDIMS]
     cdef intp_t dstride[NPY_MAXDIMS]
     cdef intp_t n
-    cdef const char* s = <const char*>cnp.PyArray_DATA(src)
     cdef char* t = <char*>cnp.PyArray_DATA(out)
     cdef Plan plan
     cdef bint objects
-    if cnp.PyArray_NDIM(src) != ndim:
-        raise ValueError(f"src must have out's rank {ndim}, got {cnp.PyArray_NDIM(src)}")
-    if not lzb_equiv_types(cnp.PyArray_DESCR(src), cnp.PyArray_DESCR(out)):
-        raise TypeError(f"src and out must have one dtype, got {src.dtype} and {out.dtype}")
+    if not lzb_equiv_types(descr, cnp.PyArray_DESCR(out)):
+        raise TypeError(f"src and out must have one dtype, got {<object>descr} and {out.dtype}")
     if not cnp.PyArray_ISWRITEABLE(out):
         raise ValueError("out must be writeable")
     objects = _copyable(out)
@@ -238,13 +249,12 @@ cdef int copy_into(cnp.ndarray src, cnp.ndarray out, object threads) except -1:
         n = cnp.PyArray_DIMS(out)[d]
         shape[d] = n
         dstride[d] = cnp.PyArray_STRIDES(out)[d]
-        if cnp.PyArray_DIMS(src)[d] == n:
-            sstride[d] = cnp.PyArray_STRIDES(src)[d]
-        elif cnp.PyArray_DIMS(src)[d] == 1:
+        if sdims[d] == n:
+            sstride[d] = sstrides[d]
+        elif sdims[d] == 1:
             sstride[d] = 0
         else:
-            raise ValueError(
-                f"src axis {d} has size {cnp.PyArray_DIMS(src)[d]}, expected 1 or {n}")
+            raise ValueError(f"src axis {d} has size {sdims[d]}, expected 1 or {n}")
     plan_init(&plan, ndim, shape, sstride, dstride, cnp.PyArray_ITEMSIZE(out), objects, &s, &t)
     return _execute_plan(&plan, s, t, out, threads)
 

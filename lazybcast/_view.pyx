@@ -20,6 +20,7 @@ from cpython.slice cimport PySlice_GetIndicesEx
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 
 from lazybcast._kernels cimport (
+    copy_geometry_into,
     copy_into,
     intp_t,
     lzb_equiv_types,

@@ -76,8 +76,9 @@ cdef class _Materializing(_ViewFields):
         array([[ 2.,  5.],
                [ 8., 11.]], dtype=float32)
         """
-        cdef cnp.ndarray source = _source_of(self)
+        cdef cnp.ndarray source = None  # (made only where the geometry is not enough)
         cdef cnp.ndarray result
+        cdef cnp.PyArray_Descr* descr = cnp.PyArray_DESCR(self._root)
         caller = out
         threads_for(0, threads)  # validated here too: some dtypes skip the kernel
         if out is not None and not cnp.PyArray_Check(out):
@@ -85,26 +86,29 @@ cdef class _Materializing(_ViewFields):
             out = as_writeable_array(out)
         if dtype is not None:
             dtype = np.dtype(dtype)
-            if dtype != source.dtype:
+            if dtype != <object>descr:
                 from lazybcast._cast import materialize_cast
                 if out is None:
                     result = np.empty(self.shape, dtype=dtype)
                 else:
                     self._check_out(out, dtype)
                     result = <cnp.ndarray>out
-                materialize_cast(source, self.shape, result, threads)
+                materialize_cast(_source_of(self), self.shape, result, threads)
                 return result if caller is None else caller
         if out is None:
             result = self._empty()
         else:
-            self._check_out(out, source.dtype)
+            self._check_out(out, <cnp.dtype>descr)
             result = <cnp.ndarray>out
+            source = _source_of(self)
             if may_overlap(result, source):
                 source = source.copy()
-        if (lzb_has_refs(cnp.PyArray_DESCR(source))
-                and cnp.PyArray_TYPE(source) != cnp.NPY_OBJECT):
+        if lzb_has_refs(descr) and cnp.PyArray_TYPE(self._root) != cnp.NPY_OBJECT:
             # Objects inside a structured dtype: NumPy knows which bytes are references.
-            np.copyto(result, np.broadcast_to(source, self.shape))
+            np.copyto(result, np.broadcast_to(_source_of(self) if source is None else source,
+                                              self.shape))
+        elif source is None:  # a new array: straight from the view's geometry
+            copy_geometry_into(self._data, self._sdims, self._sstrides, descr, result, threads)
         else:
             copy_into(source, result, threads)
         return result if caller is None else caller
