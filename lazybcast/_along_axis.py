@@ -17,7 +17,8 @@ source and the result is broadcast again. Along a **repeated** axis the lane hol
 - a quantile over axes none of which repeats is the source lane's; where a reduced axis
   repeats, each source value is ``k`` times in its lane, and NumPy's linear method (the
   default) reads that lane at two places, computed from the source's sorted lane
-  (:func:`_mixed_lanes`, as NumPy rounds). Where every reduced axis repeats, the other
+  (:func:`_mixed_lanes`, as NumPy rounds; the NaN variants read each lane at the places
+  of its own count of values that are not NaN). Where every reduced axis repeats, the other
   methods are NumPy's quantile of two copies of the value: each of them joins equal
   neighbours into the same value whatever their count (``inf - inf`` is NaN in the
   interpolating ones at any count); a lane that mixes both goes to NumPy with them. Sources
@@ -44,6 +45,8 @@ other zero than NumPy does: which one NumPy keeps depends on its sort.)
 >>> np.diff(v, axis=0).source
 array([[0, 0, 0]])
 """
+
+import warnings
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
@@ -201,11 +204,12 @@ def _quantile(func, a, q, axis, out, overwrite_input, method, keepdims, weights,
         return NotImplemented  # (NumPy's NaN quantiles place a q of 2+ axes by their own rule)
     src = a._source
     repeated = _repeated_axes(a, src, axes)
-    if repeated and src.dtype.kind == "f" and np.any(np.signbit(src) & ((src == 0)
-                                                                         | np.isnan(src))):
+    nan_variant = func in (np.nanquantile, np.nanpercentile)
+    if repeated and src.dtype.kind == "f" and np.any(np.signbit(src) & (
+            (src == 0) | (np.isnan(src) & (not nan_variant)))):
         # (-0.0 == 0.0, and NaNs of either sign: which of them NumPy's partition puts where
         # is its own; and the sign of a zero's quantile depends on the count, -0.0 + 0.0
-        # being 0.0)
+        # being 0.0. The NaN variants drop the NaNs.)
         return NotImplemented
     r = _mixed_lanes(func, src, q, axes, _repeats(a, src, axes), method) if repeated else None
     if r is NotImplemented:
@@ -241,8 +245,14 @@ def _mixed_lanes(func, src, q, axes, k, method):
     2.4 compute alike only there), a ``q`` other than float64 (and integers for the
     percentiles: NumPy 2.4 takes the item of an integer quantile without interpolating, 2.0
     interpolates, and 2.0 widens a float32 percentile), a ``q`` out of range (NumPy's error),
-    the NaN variants of lanes that hold a NaN, and sources whose values are more than the
-    dtype's range apart or hold an infinity (:func:`_may_overflow`)."""
+    and sources whose values are more than the dtype's range apart or hold an infinity
+    (:func:`_may_overflow`).
+
+    The NaN variants of lanes holding NaNs: NumPy drops a lane's NaNs and takes the linear
+    quantile of the ``m * k`` values left (``m`` of the source's lane), lane by lane, each
+    lane's count its own; here every lane at once with its own count. A lane of NaNs only
+    gives NaN with NumPy's "All-NaN slice encountered" warning (once, where NumPy warns
+    once per such lane: the same under every warnings filter but "always")."""
     kind = src.dtype.kind
     if method != "linear" or not (kind in "biu" or src.dtype == np.float64):
         return NotImplemented
@@ -254,13 +264,14 @@ def _mixed_lanes(func, src, q, axes, k, method):
     qa = np.asanyarray(np.true_divide(q0, 100)) if percent else q0
     if qa.size == 0 or not (np.all(qa >= 0) and np.all(qa <= 1)):
         return NotImplemented
-    if nan_variant and kind == "f" and np.isnan(src).any():
-        return NotImplemented
     if _may_overflow(src):
         return NotImplemented
     kept = [d for d in range(src.ndim) if d not in axes]
     lanes = np.transpose(src, kept + list(axes)).reshape([src.shape[d] for d in kept] + [-1])
     t = np.moveaxis(np.sort(lanes, axis=-1), -1, 0)  # (n, kept...): NumPy's arr, compacted
+    if nan_variant and kind == "f" and np.isnan(t[-1]).any():
+        r = _lanes_without_nans(t, qa, k)
+        return r.reshape(qa.shape + tuple(1 if d in axes else n for d, n in enumerate(src.shape)))
     n_total = t.shape[0] * k
     # _get_indexes
     vi = np.asanyarray((n_total - 1) * qa)
@@ -286,6 +297,44 @@ def _mixed_lanes(func, src, q, axes, k, method):
         if nans.any():
             np.copyto(r, t[-1], where=nans)
     return r.reshape(qa.shape + tuple(1 if d in axes else n for d, n in enumerate(src.shape)))
+
+
+def _lanes_without_nans(t, qa, k):
+    """The linear quantiles ``qa`` of each lane of ``t`` (sorted along axis 0, NaN last,
+    each value ``k`` times in the view) without its NaNs, as NumPy's ``_nanquantile_1d``
+    computes them lane by lane (the steps of :func:`_mixed_lanes`, with a count per lane)."""
+    lane_shape = t.shape[1:]
+    count = t.shape[0] - np.count_nonzero(np.isnan(t), axis=0)  # (kept...)
+    empty = count == 0
+    if empty.any():
+        warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=6)
+    n_total = count.astype(np.intp) * k
+    n_safe = np.maximum(n_total, 1)  # (all-NaN lanes: any index, their result is NaN)
+    # _get_indexes, per lane: NumPy's (n - 1) * q with n the lane's count
+    vi = np.asanyarray((n_total - 1) * qa.reshape(qa.shape + (1,) * len(lane_shape)))
+    previous = np.asanyarray(np.floor(vi))
+    following = np.asanyarray(previous + 1)
+    above = vi >= n_total - 1
+    if above.any():
+        previous[above] = -1
+        following[above] = -1
+    previous = previous.astype(np.intp)
+    following = following.astype(np.intp)
+
+    def at(index):  # t[index // k] in each lane, -1 the lane's last value that is not NaN
+        flat = ((index % n_safe) // k).reshape((-1,) + lane_shape)
+        return np.take_along_axis(t, flat, axis=0).reshape(vi.shape)
+
+    lower, upper = at(previous), at(following)
+    # _get_gamma, then _lerp
+    gamma = np.asanyarray(np.asanyarray(vi - previous), dtype=vi.dtype)
+    diff = np.subtract(upper, lower)
+    r = np.asanyarray(np.add(lower, diff * gamma))
+    np.subtract(upper, diff * (1 - gamma), out=r, where=gamma >= 0.5, casting="unsafe",
+                dtype=type(r.dtype))
+    if empty.any():
+        np.copyto(r, np.nan, where=empty)
+    return r
 
 
 def _may_overflow(src):

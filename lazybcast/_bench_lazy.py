@@ -40,14 +40,15 @@ CASES: "list[OpCase]" = []
 SOURCE_NBYTES: "dict[str, int]" = {}
 
 
-def _case(expr, operands, dtype, op, torch_op, quick):
-    """An :class:`OpCase` for ``op(*views)`` against ``op(*arrays)`` and ``torch_op``."""
+def _case(expr, operands, dtype, op, torch_op, quick, nans=False):
+    """An :class:`OpCase` for ``op(*views)`` against ``op(*arrays)`` and ``torch_op``
+    (``nans``: every 7th source value NaN)."""
     dtype = np.dtype(dtype)
     src = " ".join(_fmt(s) for s, _ in operands)
     name = f"{expr} {src} {dtype.str[1:]} -> {_fmt(operands[0][1])}"
 
     def make():
-        sources = [_values(s, dtype, k) for k, (s, _) in enumerate(operands)]
+        sources = [_values(s, dtype, k, nans) for k, (s, _) in enumerate(operands)]
         views = [broadcast_to(x, t) for x, (_, t) in zip(sources, operands)]
         arrays = [np.broadcast_to(x, t) for x, (_, t) in zip(sources, operands)]
         impls = {"lazybcast": lambda: op(*views), "numpy": lambda: op(*arrays)}
@@ -68,10 +69,14 @@ def _fmt(shape):
     return "(" + ",".join(str(n) for n in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
-def _values(shape, dtype, k=0):
-    """Deterministic values in [0, 1) (no overflow in exp), distinct per operand."""
+def _values(shape, dtype, k=0, nans=False):
+    """Deterministic values in [0, 1) (no overflow in exp), distinct per operand; every 7th
+    NaN if ``nans``."""
     n = math.prod(shape)
-    return (((np.arange(n) * 7 + 13 * k) % 101) / 101).astype(dtype).reshape(shape)
+    x = ((np.arange(n) * 7 + 13 * k) % 101) / 101
+    if nans:
+        x[::7] = np.nan
+    return x.astype(dtype).reshape(shape)
 
 
 def _items(x):
@@ -86,6 +91,11 @@ def _torch_stack(t):
 def _torch_percentiles(t):
     torch = load_torch()
     return torch.quantile(t.flatten(), torch.tensor([0.01, 0.99], dtype=t.dtype))
+
+
+def _torch_nanpercentiles(t):
+    torch = load_torch()
+    return torch.nanquantile(t, torch.tensor([0.01, 0.99], dtype=t.dtype), dim=0)
 
 
 def _torch_einsum(subscripts, *tensors):
@@ -119,6 +129,10 @@ def _build():
     for rows, quick in ((2048, True), (8192, False)):  # a column's percentiles, 1024 repeats
         _case("np.percentile(v, [1, 99])", [((rows, 1), (rows, 1024))], f8,
             lambda v: np.percentile(v, [1, 99]), _torch_percentiles, quick)
+        # each of 1024 columns the same column with NaNs (NumPy: lane by lane)
+        _case("np.nanpercentile(v, [1, 99], axis=0)", [((rows, 1), (rows, 1024))], f8,
+            lambda v: np.nanpercentile(v, [1, 99], axis=0), _torch_nanpercentiles, quick,
+            nans=True)
     for rows, quick in ((4096, True), (16384, False)):  # one row times a matrix, repeated
         _case("v @ w", [((1, 512), (rows, 512)), ((512, 512), (512, 512))], f4,
             lambda v, w: v @ w, lambda v, w: v @ w, quick)

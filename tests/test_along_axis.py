@@ -319,6 +319,65 @@ def test_quantiles_over_lanes_that_mix_repeats(name, data):
         assert np.array_equal(np.signbit(g), np.signbit(e))  # (NaNs' signs too)
 
 
+@given(data=st.data())
+@pytest.mark.parametrize("name", ["nanquantile", "nanpercentile"])
+def test_nan_quantiles_over_lanes_holding_nans(name, data):
+    """The NaN variants drop each lane's NaNs, so each lane has its own count of values:
+    NumPy's values to the bit, dtype, shape and warnings ("All-NaN slice encountered" for a
+    lane of NaNs only), with lanes that mix repeated values, NaNs of both signs and lanes of
+    NaNs only; at source cost (NumPy's nanquantile goes lane by lane over the full view)."""
+    shape = data.draw(st.lists(st.integers(1, 4), min_size=1, max_size=3))
+    values = st.sampled_from([np.nan, -np.nan, np.nan, 1.0, -2.5, 0.5, 5e-324]) | st.floats(
+        -1e3, 1e3).filter(lambda x: x != 0)
+    src = np.array(data.draw(st.lists(values, min_size=int(np.prod(shape)),
+                                      max_size=int(np.prod(shape)))), dtype=np.float64)
+    src = src.reshape(shape)
+    view_shape = tuple(data.draw(st.integers(2, 5)) if n == 1 else n for n in shape)
+    view, ref = lazybcast.broadcast_to(src, view_shape), np.broadcast_to(src, view_shape)
+    axes = data.draw(st.one_of(st.none(), st.lists(st.integers(0, len(shape) - 1), min_size=1,
+                                                   max_size=len(shape), unique=True).map(tuple)))
+    q = data.draw(st.sampled_from([0.5, 0.0, 1.0, 0.999, 1 / 3, [0.1, 0.9, 0.5],
+                                   np.float64(0.7)]))
+    if name == "nanpercentile":
+        q = np.multiply(q, 100).tolist() if isinstance(q, list) else q * 100
+    kwargs = {"axis": axes, "keepdims": data.draw(st.booleans())}
+    func = getattr(np, name)
+    results = []
+    for target in (ref, view):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            results.append((outcome(func, target, q, **kwargs),
+                            sorted({(w.category.__name__, str(w.message)) for w in caught})))
+    (expected, expected_warnings), (got, got_warnings) = results
+    same(got, expected)
+    assert got_warnings == expected_warnings
+    g = np.asarray(got[1].materialize() if type(got[1]) is BroadcastView else got[1])
+    assert g.tobytes() == np.asarray(expected[1]).tobytes()
+
+
+def test_nan_quantiles_over_lanes_holding_nans_cost_the_source():
+    """Columns with NaNs (one of NaNs only), repeated 10^5 times: NumPy's values, computed in
+    less memory than a copy of the view (64 MB) would take."""
+    import tracemalloc
+
+    col = np.random.default_rng(3).standard_normal(40)
+    col[::3] = np.nan
+    src = np.stack([col, np.full(40, np.nan)]).reshape(2, 40, 1)
+    v, ref = lazybcast.broadcast_to(src, (2, 40, 10**5)), np.broadcast_to(src, (2, 40, 10**5))
+    with pytest.warns(RuntimeWarning, match="All-NaN slice encountered"):
+        want = np.nanpercentile(ref, [5, 50, 95], axis=(1, 2))
+    tracemalloc.start()
+    try:
+        with pytest.warns(RuntimeWarning, match="All-NaN slice encountered"):
+            got = np.nanpercentile(v, [5, 50, 95], axis=(1, 2))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20
+    got = np.asarray(got.materialize() if type(got) is BroadcastView else got)
+    assert got.tobytes() == want.tobytes() and np.isnan(got[:, 1]).all()
+
+
 def test_quantiles_over_mixed_lanes_cost_the_source():
     """A column repeated 1000 times: NumPy's percentiles to the bit at 10^7 logical values;
     at 10^9 (8 GB for NumPy to copy) the value of Hyndman and Fan's definition 7, computed
