@@ -96,7 +96,7 @@ def _missing(name):
 
 
 @cython.freelist(16)  # a view is made per index call: reuse the memory of freed ones
-@cython.auto_pickle(False)  # views pickle by _ArrayMethods.__reduce__
+@cython.auto_pickle(False)  # views pickle by _Pickling.__reduce__
 @cython.no_gc_clear  # the collector never sets the fields to None (see below)
 cdef class _ViewFields:
     """The fields of a :class:`BroadcastView`, in the root of its classes so that the
@@ -185,7 +185,8 @@ cdef cnp.ndarray _view_of_root(cnp.ndarray root, int nd, cnp.npy_intp* dims,
 # a file, and cannot inherit numpy.lib.mixins.NDArrayOperatorsMixin, a Python class):
 include "_view_materialize.pxi"  # _Materializing: materialize(), __array__
 include "_view_operators.pxi"  # _ArrayOperators: __array_ufunc__, __array_function__, operators
-include "_view_methods.pxi"    # _ArrayMethods: ndarray's methods, reductions, pickling, dask
+include "_view_methods.pxi"    # _ArrayMethods: ndarray's methods, reductions
+include "_view_pickling.pxi"   # _Pickling: pickling, dask
 include "_view_iteration.pxi"  # _Iteration: iteration and batches
 
 @cython.final  # not subclassable: every protocol dispatches on `type(x) is BroadcastView`,

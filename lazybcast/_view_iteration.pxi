@@ -3,7 +3,7 @@
 
 
 @cython.auto_pickle(False)
-cdef class _Iteration(_ArrayMethods):
+cdef class _Iteration(_Pickling):
     """Iteration and batches of a :class:`BroadcastView` (a base class of it; never
     instantiated on its own)."""
 
