@@ -140,8 +140,11 @@ cdef class _ViewFields:
     cdef int _make_source(self) except -1:
         # (A cdef method here also puts the classes' method table in this struct, so that a
         # BroadcastView has this class's size and the free list above serves it.)
-        self._src = _view_of_root(self._root, len(self.shape), self._sdims, self._sstrides,
-                                  self._data)
+        source = _view_of_root(self._root, len(self.shape), self._sdims, self._sstrides,
+                               self._data)
+        with cython.critical_section(self):  # set once: a free-threaded build's second
+            if self._src is None:            # thread keeps the first one's (readers take a
+                self._src = source           # reference only once it is set)
         return 0
 
     def __init__(self, *args, **kwargs):
@@ -278,7 +281,10 @@ cdef class BroadcastView(_Iteration):
                 if (self._sdims[d] == <cnp.npy_intp>self.shape[d]
                         and <cnp.npy_intp>self.shape[d] != 1):
                     strides[d] = self._sstrides[d]
-            self._strides = tuple(strides)
+            value = tuple(strides)
+            with cython.critical_section(self):  # (set once, as _make_source's)
+                if self._strides is None:
+                    self._strides = value
         return self._strides
 
     @property
