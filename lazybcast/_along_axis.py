@@ -270,48 +270,35 @@ def _mixed_lanes(func, src, q, axes, k, method):
     lanes = np.transpose(src, kept + list(axes)).reshape([src.shape[d] for d in kept] + [-1])
     t = np.moveaxis(np.sort(lanes, axis=-1), -1, 0)  # (n, kept...): NumPy's arr, compacted
     if nan_variant and kind == "f" and np.isnan(t[-1]).any():
-        r = _lanes_without_nans(t, qa, k)
-        return r.reshape(qa.shape + tuple(1 if d in axes else n for d, n in enumerate(src.shape)))
-    n_total = t.shape[0] * k
-    # _get_indexes
-    vi = np.asanyarray((n_total - 1) * qa)
-    previous = np.asanyarray(np.floor(vi))
-    following = np.asanyarray(previous + 1)
-    above = vi >= n_total - 1
-    if above.any():
-        previous[above] = -1
-        following[above] = -1
-    previous = previous.astype(np.intp)
-    following = following.astype(np.intp)
-    lower = t[(previous % n_total) // k]  # (q's axes, kept...)
-    upper = t[(following % n_total) // k]
-    # _get_gamma, then _lerp
-    gamma = np.asanyarray(np.asanyarray(vi - previous), dtype=vi.dtype)
-    gamma = gamma.reshape(vi.shape + (1,) * len(kept))
-    diff = np.subtract(upper, lower)
-    r = np.asanyarray(np.add(lower, diff * gamma))
-    np.subtract(upper, diff * (1 - gamma), out=r, where=gamma >= 0.5, casting="unsafe",
-                dtype=type(r.dtype))
-    if kind == "f":  # a lane with a NaN: NaN, its sorted last value
-        nans = np.isnan(t[-1])
-        if nans.any():
-            np.copyto(r, t[-1], where=nans)
+        # NumPy drops each lane's NaNs: a count per lane; a lane of NaNs only is NaN
+        count = t.shape[0] - np.count_nonzero(np.isnan(t), axis=0)
+        empty = count == 0
+        if empty.any():
+            warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=5)
+        r = _linear(t, qa, k, count.astype(np.intp))
+        if empty.any():
+            np.copyto(r, np.nan, where=empty)
+    else:
+        r = _linear(t, qa, k, t.shape[0])
+        if kind == "f":  # a lane with a NaN: NaN, its sorted last value
+            nans = np.isnan(t[-1])
+            if nans.any():
+                np.copyto(r, t[-1], where=nans)
     return r.reshape(qa.shape + tuple(1 if d in axes else n for d, n in enumerate(src.shape)))
 
 
-def _lanes_without_nans(t, qa, k):
-    """The linear quantiles ``qa`` of each lane of ``t`` (sorted along axis 0, NaN last,
-    each value ``k`` times in the view) without its NaNs, as NumPy's ``_nanquantile_1d``
-    computes them lane by lane (the steps of :func:`_mixed_lanes`, with a count per lane)."""
-    lane_shape = t.shape[1:]
-    count = t.shape[0] - np.count_nonzero(np.isnan(t), axis=0)  # (kept...)
-    empty = count == 0
-    if empty.any():
-        warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=6)
-    n_total = count.astype(np.intp) * k
-    n_safe = np.maximum(n_total, 1)  # (all-NaN lanes: any index, their result is NaN)
-    # _get_indexes, per lane: NumPy's (n - 1) * q with n the lane's count
-    vi = np.asanyarray((n_total - 1) * qa.reshape(qa.shape + (1,) * len(lane_shape)))
+def _linear(t, qa, k, n):
+    """NumPy's linear quantiles ``qa`` of lanes whose sorted values are ``t`` (along axis 0,
+    each value ``k`` times in the view): of the first ``n`` values of every lane (an int), or
+    of each lane's own count (an array of the lanes' shape: the NaN variants). The steps of
+    NumPy's ``_get_indexes``, ``_get_gamma`` and ``_lerp`` on the same operands, so that
+    they round alike; ``(q's axes, lanes...)``."""
+    lanes = t.shape[1:]
+    each = np.ndim(n) > 0
+    n_total = n * k
+    # _get_indexes: NumPy's (n - 1) * q, with n the lane's count
+    vi = np.asanyarray((n_total - 1) * (qa.reshape(qa.shape + (1,) * len(lanes)) if each
+                                        else qa))
     previous = np.asanyarray(np.floor(vi))
     following = np.asanyarray(previous + 1)
     above = vi >= n_total - 1
@@ -320,20 +307,24 @@ def _lanes_without_nans(t, qa, k):
         following[above] = -1
     previous = previous.astype(np.intp)
     following = following.astype(np.intp)
+    if each:
+        n_safe = np.maximum(n_total, 1)  # (a lane of no values: any index, its result is NaN)
 
-    def at(index):  # t[index // k] in each lane, -1 the lane's last value that is not NaN
-        flat = ((index % n_safe) // k).reshape((-1,) + lane_shape)
-        return np.take_along_axis(t, flat, axis=0).reshape(vi.shape)
-
+        def at(index):  # t[index // k] in each lane, -1 its last counted value
+            flat = ((index % n_safe) // k).reshape((-1,) + lanes)
+            return np.take_along_axis(t, flat, axis=0).reshape(vi.shape)
+    else:
+        def at(index):
+            return t[(index % n_total) // k]  # (q's axes, lanes...)
     lower, upper = at(previous), at(following)
     # _get_gamma, then _lerp
     gamma = np.asanyarray(np.asanyarray(vi - previous), dtype=vi.dtype)
+    if not each:
+        gamma = gamma.reshape(vi.shape + (1,) * len(lanes))
     diff = np.subtract(upper, lower)
     r = np.asanyarray(np.add(lower, diff * gamma))
     np.subtract(upper, diff * (1 - gamma), out=r, where=gamma >= 0.5, casting="unsafe",
                 dtype=type(r.dtype))
-    if empty.any():
-        np.copyto(r, np.nan, where=empty)
     return r
 
 
