@@ -294,7 +294,7 @@ def _linear(t, qa, k, n):
     NumPy's ``_get_indexes``, ``_get_gamma`` and ``_lerp`` on the same operands, so that
     they round alike; ``(q's axes, lanes...)``."""
     lanes = t.shape[1:]
-    each = np.ndim(n) > 0
+    each = type(n) is not int  # (an array, 0-d for a single lane: axis=None)
     n_total = n * k
     # _get_indexes: NumPy's (n - 1) * q, with n the lane's count
     vi = np.asanyarray((n_total - 1) * (qa.reshape(qa.shape + (1,) * len(lanes)) if each

@@ -303,20 +303,32 @@ def test_quantiles_over_lanes_that_mix_repeats(name, data):
         [np.multiply(x, scale).tolist() for x in q]
     kwargs = {"axis": axes, "keepdims": data.draw(st.booleans()),
               "method": data.draw(st.sampled_from(["linear", "linear", "lower", "hazen"]))}
-    func = getattr(np, name)
+    got, expected = _same_quantiles(getattr(np, name), view, ref, q, kwargs)
+    if got is not None:
+        assert np.array_equal(np.signbit(got), np.signbit(expected))  # (NaNs' signs too)
+
+
+def _same_quantiles(func, view, ref, q, kwargs):
+    """``func`` of the view and of NumPy's array: the same outcome (values, dtype, type,
+    shape or exception) and the same warnings (each recorded, the call going on); the two
+    results as arrays (None, None after an exception)."""
     results = []
     for target in (ref, view):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            results.append((outcome(func, target, q, **kwargs),
-                            sorted({(w.category.__name__, str(w.message)) for w in caught})))
+            try:
+                result = "ok", func(target, q, **kwargs)
+            except Exception as e:  # noqa: BLE001 - the type is compared against NumPy's
+                result = "error", type(e)
+        results.append((result, sorted({(w.category.__name__, str(w.message))
+                                         for w in caught})))
     (expected, expected_warnings), (got, got_warnings) = results
     same(got, expected)
     assert got_warnings == expected_warnings
-    if got[0] == "ok":
-        g = np.asarray(got[1].materialize() if type(got[1]) is BroadcastView else got[1])
-        e = np.asarray(expected[1])
-        assert np.array_equal(np.signbit(g), np.signbit(e))  # (NaNs' signs too)
+    if got[0] != "ok":
+        return None, None
+    return (np.asarray(got[1].materialize() if type(got[1]) is BroadcastView else got[1]),
+            np.asarray(expected[1]))
 
 
 @given(data=st.data())
@@ -341,18 +353,8 @@ def test_nan_quantiles_over_lanes_holding_nans(name, data):
     if name == "nanpercentile":
         q = np.multiply(q, 100).tolist() if isinstance(q, list) else q * 100
     kwargs = {"axis": axes, "keepdims": data.draw(st.booleans())}
-    func = getattr(np, name)
-    results = []
-    for target in (ref, view):
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            results.append((outcome(func, target, q, **kwargs),
-                            sorted({(w.category.__name__, str(w.message)) for w in caught})))
-    (expected, expected_warnings), (got, got_warnings) = results
-    same(got, expected)
-    assert got_warnings == expected_warnings
-    g = np.asarray(got[1].materialize() if type(got[1]) is BroadcastView else got[1])
-    assert g.tobytes() == np.asarray(expected[1]).tobytes()
+    got, expected = _same_quantiles(getattr(np, name), view, ref, q, kwargs)
+    assert got.tobytes() == expected.tobytes()  # (all-NaN lanes too: they only warn)
 
 
 def test_nan_quantiles_over_lanes_holding_nans_cost_the_source():
@@ -407,8 +409,11 @@ def test_quantiles_over_mixed_lanes_cost_the_source():
     (np.array([[-128], [127]], np.int8), (2, 3), "quantile", 0.5),
     (np.array([[1.0], [-np.inf]]), (2, 3), "quantile", 0.25),
     (np.array([[1e308], [-1e308]]), (2, 3), "nanquantile", 0.75),
+    (np.array([np.nan]), (3,), "nanquantile", 0.5),
+    (np.array([[np.nan, 1.0], [np.nan, np.nan]]).reshape(2, 1, 2), (2, 3, 2), "nanpercentile",
+     [50.0, 90.0]),
 ], ids=["float32 percentile", "float32 q array", "NaNs of both signs", "int8 span overflows",
-        "infinity", "float span overflows"])
+        "infinity", "float span overflows", "one lane of NaNs only", "lanes of NaNs only"])
 def test_quantiles_of_mixed_lanes_in_numpys_corners(src, shape, name, q):
     """NumPy 2.0 widens a float32 percentile; NumPy's partition picks which NaN ends a lane;
     NumPy's interpolation warns about an overflowing or infinite difference in words that
