@@ -6,16 +6,21 @@ source's stride where the sizes agree, 0 where the source has 1. Because the sou
 NumPy array, every address the stride map can reach lies inside a buffer NumPy vouches for and
 that the view keeps alive.
 
-A view made by a basic key (``view[::2]``, ``view[i]``, ``view[None]``) of rank up to
-``_LAZY_NDIM`` holds its source as the parent's ``_root`` ndarray plus a data pointer, sizes
-and strides inside that root's memory, and makes the ndarray on first use (``_source_of``):
-indexing costs one object, not two.
+A view keeps its own copy of the source's geometry (data pointer, sizes, strides: in the
+object up to ``_INLINE_NDIM`` axes, else in a bytes object it holds), which the kernels, keys
+and ``np.asarray`` read: no one can change it (NumPy frees an array's sizes when its
+``shape`` is set). A view made by a basic key (``view[::2]``, ``view[i]``, ``view[None]``)
+holds the parent's ``_root`` ndarray for the memory and makes its source ndarray on first
+use (``_source_of``): indexing costs one object, not two. The source ndarray is the view's
+own: ``make_view`` never keeps the caller's array object, and ``view.source`` hands out a
+new NumPy view of it.
 """
 
 cimport cython
 cimport numpy as cnp
 
 from cpython.ref cimport Py_INCREF
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.slice cimport PySlice_GetIndicesEx
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 
@@ -47,9 +52,9 @@ cnp.import_array()
 cdef object _GENERAL = object()
 cdef object _FULL_SLICE = slice(None)
 
-#: The highest rank whose source a basic key leaves unmade (the sizes and strides live in the
-#: view object: 2 x 8 x 8 bytes); a higher-rank result gets its ndarray at once.
-cdef enum: _LAZY_NDIM = 8
+#: The highest rank whose geometry the view object holds itself (2 x 8 x 8 bytes); higher
+#: ranks keep it in a bytes object.
+cdef enum: _INLINE_NDIM = 8
 
 #: What a bare ``BroadcastView.__new__`` (for example from a crafted pickle) holds: nothing.
 cdef cnp.ndarray _EMPTY = np.empty(0, dtype=np.uint8)  # (a C global: no lookup per view)
@@ -107,17 +112,20 @@ cdef class _ViewFields:
     a cycle the collector reclaims only if it sees the view's reference. (Untracked,
     ``cython.no_gc``, a key cost 4-9% less, but 200 such cycles of 1 MB stayed alive.) The
     collector breaks such a cycle by clearing the other objects in it (the subclass's
-    ``__dict__``): clearing a view would leave its pointers into ``_src`` dangling."""
+    ``__dict__``): a cleared view's size and stride pointers would point into a freed
+    bytes object."""
 
     # The source: the ndarray ``_src``, or, until first use (``_source_of``), the ndarray
-    # ``_root`` whose memory holds it and the source's geometry inside that memory.
+    # ``_root`` whose memory holds it; and the source's geometry in that memory, the view's own.
     cdef cnp.ndarray _src        # None for a view made by a basic key, until first use
     cdef cnp.ndarray _root       # ``_src`` itself, or the ndarray ``_src`` will be a view of
     cdef char* _data             # the source's first element
-    cdef cnp.npy_intp* _sdims    # the source's sizes: ``_src``'s, or ``_lazy_dims``
+    cdef cnp.npy_intp* _sdims    # the source's sizes: ``_inline_dims``, or in ``_wide``
     cdef cnp.npy_intp* _sstrides
-    cdef cnp.npy_intp _lazy_dims[_LAZY_NDIM]
-    cdef cnp.npy_intp _lazy_strides[_LAZY_NDIM]
+    cdef cnp.npy_intp _inline_dims[_INLINE_NDIM]
+    cdef cnp.npy_intp _inline_strides[_INLINE_NDIM]
+    cdef bytes _wide             # sizes then strides of a rank above _INLINE_NDIM, or None
+    cdef bint _writeable         # the source's writeability (its own, or its parent's)
     cdef readonly tuple shape
     cdef tuple _strides  # the stride map, built on first use (None until then)
     cdef readonly object base
@@ -141,7 +149,7 @@ cdef class _ViewFields:
         # (A cdef method here also puts the classes' method table in this struct, so that a
         # BroadcastView has this class's size and the free list above serves it.)
         source = _view_of_root(self._root, len(self.shape), self._sdims, self._sstrides,
-                               self._data)
+                               self._data, self._writeable)
         with cython.critical_section(self):  # set once: a free-threaded build's second
             if self._src is None:            # thread keeps the first one's (readers take a
                 self._src = source           # reference only once it is set)
@@ -155,13 +163,35 @@ cdef class _ViewFields:
         )
 
 
-cdef inline void _set_source(_ViewFields v, cnp.ndarray source):
-    """Give ``v`` the ndarray ``source`` (already checked against its shape)."""
+cdef inline int _set_source(_ViewFields v, cnp.ndarray source) except -1:
+    """Give ``v`` the ndarray ``source`` (already checked against its shape, and the view's
+    own: see the module's docstring)."""
     v._src = source
     v._root = source
     v._data = <char*>cnp.PyArray_DATA(source)
-    v._sdims = cnp.PyArray_DIMS(source)
-    v._sstrides = cnp.PyArray_STRIDES(source)
+    v._writeable = cnp.PyArray_ISWRITEABLE(source)
+    return _set_geometry(v, cnp.PyArray_NDIM(source), cnp.PyArray_DIMS(source),
+                         cnp.PyArray_STRIDES(source))
+
+
+cdef inline int _set_geometry(_ViewFields v, int nd, const cnp.npy_intp* dims,
+                              const cnp.npy_intp* strides) except -1:
+    """Copy the source's ``nd`` sizes and strides into ``v`` (see ``_INLINE_NDIM``)."""
+    cdef int d
+    cdef cnp.npy_intp* own
+    if nd <= _INLINE_NDIM:
+        v._wide = None
+        v._sdims = v._inline_dims
+        v._sstrides = v._inline_strides
+    else:
+        v._wide = PyBytes_FromStringAndSize(NULL, 2 * nd * sizeof(cnp.npy_intp))
+        own = <cnp.npy_intp*>PyBytes_AS_STRING(v._wide)
+        v._sdims = own
+        v._sstrides = own + nd
+    for d in range(nd):
+        v._sdims[d] = dims[d]
+        v._sstrides[d] = strides[d]
+    return 0
 
 
 cdef inline cnp.ndarray _source_of(_ViewFields v):
@@ -172,14 +202,14 @@ cdef inline cnp.ndarray _source_of(_ViewFields v):
 
 
 cdef cnp.ndarray _view_of_root(cnp.ndarray root, int nd, cnp.npy_intp* dims,
-                               cnp.npy_intp* strides, char* data):
+                               cnp.npy_intp* strides, char* data, bint writeable):
     """An ndarray of ``nd`` axes (``dims``, ``strides`` from ``data``) inside ``root``'s
-    memory, with ``root``'s dtype and writeability, keeping ``root`` alive."""
+    memory, with ``root``'s dtype, writeable or not, keeping ``root`` alive."""
     cdef cnp.PyArray_Descr* descr = cnp.PyArray_DESCR(root)
     Py_INCREF(<object>descr)  # PyArray_NewFromDescr steals a reference
     cdef cnp.ndarray out = <cnp.ndarray>lzb_new_from_descr(
         &lzb_ndarray_type, descr, nd, dims, strides, data,
-        cnp.PyArray_FLAGS(root) & cnp.NPY_ARRAY_WRITEABLE, NULL)
+        cnp.NPY_ARRAY_WRITEABLE if writeable else 0, NULL)
     cnp.set_array_base(out, root)
     return out
 
@@ -309,8 +339,12 @@ cdef class BroadcastView(_Iteration):
 
     @property
     def source(self):
-        """The compact source as a NumPy view with the view's rank (size 1 on broadcast axes)."""
-        return _source_of(self)
+        """The compact source as a NumPy view with the view's rank (size 1 on broadcast axes);
+        a new one at each call, so that setting its ``shape`` changes nothing of the view."""
+        cdef cnp.ndarray src = _source_of(self)
+        return _view_of_root(src, cnp.PyArray_NDIM(src), cnp.PyArray_DIMS(src),
+                             cnp.PyArray_STRIDES(src), <char*>cnp.PyArray_DATA(src),
+                             cnp.PyArray_ISWRITEABLE(src))
 
     # -- from an ndarray over a view's memory (_as_ndarray, in _view_materialize.pxi) ---------
 
@@ -476,7 +510,16 @@ def make_view(data, tuple aligned, tuple shape, str mode):
                 "data.filled(fill_value) or np.ma.getdata(data)"
             )
         arr = np.asarray(data)
-    source = arr if arr.shape == aligned else arr.reshape(aligned)
+    if arr.shape != aligned:
+        source = arr.reshape(aligned)
+    elif arr is data:
+        # A new array object over the same memory, the view's own: NumPy frees an array's
+        # sizes when its shape is set, and the view's source must not change shape.
+        source = _view_of_root(arr, cnp.PyArray_NDIM(arr), cnp.PyArray_DIMS(arr),
+                               cnp.PyArray_STRIDES(arr), <char*>cnp.PyArray_DATA(arr),
+                               cnp.PyArray_ISWRITEABLE(arr))
+    else:
+        source = arr
     if 0 in source.strides:
         key = []
         for n, stride in zip(source.shape, source.strides):

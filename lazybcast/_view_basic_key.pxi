@@ -124,21 +124,14 @@ cdef BroadcastView _new_view(BroadcastView self, int nd, cnp.npy_intp* dims,
     """A view of ``self``'s source memory: the new source (``nd`` axes ``dims``, ``strides``
     from ``data``, inside ``self``'s source) and the new view's ``shape`` and ``size``. Its
     invariant holds by the callers' construction (every source axis is 1 or the view's
-    size), so _wrap's checks are skipped. Up to ``_LAZY_NDIM`` axes, the source's ndarray is
-    left to first use: the view keeps ``self``'s root and the geometry."""
+    size), so _wrap's checks are skipped. The source's ndarray is left to first use: the
+    view keeps ``self``'s root and the geometry."""
     cdef BroadcastView v = BroadcastView.__new__(BroadcastView)
-    cdef int d
-    if nd <= _LAZY_NDIM:
-        v._src = None
-        v._root = self._root
-        v._data = data
-        for d in range(nd):
-            v._lazy_dims[d] = dims[d]
-            v._lazy_strides[d] = strides[d]
-        v._sdims = v._lazy_dims
-        v._sstrides = v._lazy_strides
-    else:
-        _set_source(v, _view_of_root(self._root, nd, dims, strides, data))
+    v._src = None
+    v._root = self._root
+    v._data = data
+    v._writeable = self._writeable
+    _set_geometry(v, nd, dims, strides)
     v.shape = shape
     v._strides = None
     v.base = self.base

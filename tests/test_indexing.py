@@ -522,7 +522,8 @@ def test_views_from_basic_keys_read_their_source_before_and_after_it_is_made(dat
 
 @pytest.mark.parametrize("key", [np.s_[1:], np.s_[None], np.s_[..., ::-1], np.s_[0, ..., None]])
 def test_basic_keys_of_high_rank_views(key):
-    """Views of rank above the unmade sources' limit (8) make theirs at once."""
+    """Views of rank above what the view object holds of the geometry itself (8): it lives
+    in a bytes object."""
     source = np.arange(2 * 3 * 4, dtype=np.int16).reshape(2, 1, 3, 1, 1, 4, 1, 1, 1)
     shape = (2, 2, 3, 1, 2, 4, 1, 2, 1)
     view = lazybcast.broadcast_to(source, shape)[key]

@@ -183,3 +183,43 @@ def test_a_cycle_through_a_subclass_base_is_reclaimed():
         del m
     gc.collect()
     assert sum(r() is not None for r in refs) == 0
+
+
+@pytest.mark.parametrize("rank", [2, 10])
+@pytest.mark.parametrize("how", ["the array's shape", "the source's shape"])
+def test_setting_a_shape_changes_nothing_of_the_view(rank, how):
+    """NumPy frees an array's sizes and strides when its ``shape`` is set: a view keeps its
+    own copy of its source's geometry, and its source array is its own, so that neither the
+    user's array (``a.shape = ...``) nor ``view.source.shape = ...`` changes the view (a
+    review found both reading freed memory under ASan, or values of the new shape)."""
+    a = np.arange(3.0).reshape((1,) * (rank - 1) + (3,)).copy()
+    shape = (4,) + (1,) * (rank - 2) + (3,)
+    view = lazybcast.broadcast_to(a, shape)
+    keyed = view[1:]  # (the source made on first use)
+    want = np.broadcast_to(np.arange(3.0).reshape(a.shape), shape)
+    if how == "the array's shape":
+        a.shape = a.shape[::-1]
+    else:
+        view.source.shape = view.source.shape[::-1]
+        keyed.source.shape = keyed.source.shape[::-1]
+    filler = [np.zeros(rank, np.intp) + 7 for _ in range(100)]  # (reuse freed memory)
+    for v, w in ((view, want), (keyed, want[1:])):
+        assert v.source.shape == (1,) * (rank - 1) + (3,)
+        assert v.strides == tuple(0 if n == 1 or d < rank - 1 else 8
+                                  for d, n in enumerate(w.shape))
+        assert np.asarray(v).tolist() == w.tolist()
+        assert v.materialize().tolist() == w.tolist()
+        assert v[-1].materialize().tolist() == w[-1].tolist()
+        assert v.sum(axis=0).tolist() == w.sum(axis=0).tolist()
+    del filler
+
+
+def test_a_keys_source_keeps_the_writeability_it_had():
+    """A view's source is writeable as its parent's was when the key was taken."""
+    a = np.zeros((1, 3))
+    a.flags.writeable = False
+    keyed = lazybcast.broadcast_to(a, (4, 3))[:, 1:]
+    a.flags.writeable = True
+    assert not keyed.source.flags.writeable
+    b = np.zeros((1, 3))
+    assert lazybcast.broadcast_to(b, (4, 3))[1:].source.flags.writeable
