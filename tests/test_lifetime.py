@@ -5,6 +5,7 @@ and ``out=`` overlapping the source still gives the right answer."""
 import array
 import gc
 import sys
+import warnings
 import weakref
 
 import numpy as np
@@ -197,11 +198,13 @@ def test_setting_a_shape_changes_nothing_of_the_view(rank, how):
     view = lazybcast.broadcast_to(a, shape)
     keyed = view[1:]  # (the source made on first use)
     want = np.broadcast_to(np.arange(3.0).reshape(a.shape), shape)
-    if how == "the array's shape":
-        a.shape = a.shape[::-1]
-    else:
-        view.source.shape = view.source.shape[::-1]
-        keyed.source.shape = keyed.source.shape[::-1]
+    with warnings.catch_warnings():  # (deprecated since NumPy 2.5, still done)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        if how == "the array's shape":
+            a.shape = a.shape[::-1]
+        else:
+            view.source.shape = view.source.shape[::-1]
+            keyed.source.shape = keyed.source.shape[::-1]
     filler = [np.zeros(rank, np.intp) + 7 for _ in range(100)]  # (reuse freed memory)
     for v, w in ((view, want), (keyed, want[1:])):
         assert v.source.shape == (1,) * (rank - 1) + (3,)
