@@ -12,7 +12,7 @@ and ``np.asarray`` read: no one can change it (NumPy frees an array's sizes when
 ``shape`` is set). A view made by a basic key (``view[::2]``, ``view[i]``, ``view[None]``)
 holds the parent's ``_root`` ndarray for the memory and makes its source ndarray on first
 use (``_source_of``): indexing costs one object, not two. The source ndarray is the view's
-own: ``make_view`` never keeps the caller's array object, and ``view.source`` hands out a
+own: ``_wrap`` never keeps the array object it is given, and ``view.source`` hands out a
 new NumPy view of it.
 """
 
@@ -251,11 +251,14 @@ cdef class BroadcastView(_Iteration):
         1 or the view's size) is still checked here, in O(ndim)."""
         cdef BroadcastView v = BroadcastView.__new__(BroadcastView)
         cdef int d, ndim = len(shape)
-        if cnp.PyArray_HASFIELDS(source) and cnp.PyArray_ISWRITEABLE(source):
-            # A structured element (np.void) refers to the source's memory: hold a read-only
-            # view, so that writing through an element raises, as with np.broadcast_to.
-            source = source.view()
-            source.flags.writeable = False
+        # The view's own array object over the source's memory: NumPy frees an array's sizes
+        # when its shape is set, and the caller (or the view's base) may hold the array given.
+        # Read-only for a structured source: an element (np.void) refers to the source's
+        # memory, so writing through an element raises, as with np.broadcast_to.
+        source = _view_of_root(source, cnp.PyArray_NDIM(source), cnp.PyArray_DIMS(source),
+                               cnp.PyArray_STRIDES(source), <char*>cnp.PyArray_DATA(source),
+                               cnp.PyArray_ISWRITEABLE(source)
+                               and not cnp.PyArray_HASFIELDS(source))
         cdef intp_t size = 1, n, m
         if cnp.PyArray_NDIM(source) != ndim:
             raise ValueError(f"source has rank {cnp.PyArray_NDIM(source)}; the view's shape "
@@ -510,16 +513,7 @@ def make_view(data, tuple aligned, tuple shape, str mode):
                 "data.filled(fill_value) or np.ma.getdata(data)"
             )
         arr = np.asarray(data)
-    if arr.shape != aligned:
-        source = arr.reshape(aligned)
-    elif arr is data:
-        # A new array object over the same memory, the view's own: NumPy frees an array's
-        # sizes when its shape is set, and the view's source must not change shape.
-        source = _view_of_root(arr, cnp.PyArray_NDIM(arr), cnp.PyArray_DIMS(arr),
-                               cnp.PyArray_STRIDES(arr), <char*>cnp.PyArray_DATA(arr),
-                               cnp.PyArray_ISWRITEABLE(arr))
-    else:
-        source = arr
+    source = arr if arr.shape == aligned else arr.reshape(aligned)  # (_wrap makes its own)
     if 0 in source.strides:
         key = []
         for n, stride in zip(source.shape, source.strides):

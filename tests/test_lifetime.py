@@ -226,3 +226,19 @@ def test_a_keys_source_keeps_the_writeability_it_had():
     assert not keyed.source.flags.writeable
     b = np.zeros((1, 3))
     assert lazybcast.broadcast_to(b, (4, 3))[1:].source.flags.writeable
+
+
+@pytest.mark.parametrize("make", ["copy", "astype"])
+def test_setting_the_shape_of_a_copys_base_changes_nothing_of_the_copy(make):
+    """A view's copy (or cast) has the new array as its base: the view's source is another
+    array object over it, so that setting the base's shape changes nothing (a review found
+    sums along axis 0 of the new shape, and ValueErrors)."""
+    v = lazybcast.broadcast_to(np.arange(6.0).reshape(1, 6), (4, 6))
+    c = v.copy() if make == "copy" else v.astype(np.float32)
+    want = np.broadcast_to(np.arange(6.0).reshape(1, 6), (4, 6)).astype(c.dtype)
+    with warnings.catch_warnings():  # (deprecated since NumPy 2.5, still done)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        c.base.shape = (6, 1)
+    assert np.sum(c, axis=0).tolist() == want.sum(axis=0).tolist()
+    assert (c + 1).tolist() == (want + 1).tolist()
+    assert c.materialize().tolist() == want.tolist()
