@@ -214,6 +214,12 @@ cdef cnp.ndarray _view_of_root(cnp.ndarray root, int nd, cnp.npy_intp* dims,
     return out
 
 
+cdef inline cnp.ndarray _same_array(cnp.ndarray a, bint writeable):
+    """A new array object with ``a``'s geometry over ``a``'s memory."""
+    return _view_of_root(a, cnp.PyArray_NDIM(a), cnp.PyArray_DIMS(a), cnp.PyArray_STRIDES(a),
+                         <char*>cnp.PyArray_DATA(a), writeable)
+
+
 # NumPy's surface as thin delegations, one mixin per concern (a cdef class body cannot include
 # a file, and cannot inherit numpy.lib.mixins.NDArrayOperatorsMixin, a Python class):
 include "_view_materialize.pxi"  # _Materializing: materialize(), __array__
@@ -255,10 +261,8 @@ cdef class BroadcastView(_Iteration):
         # when its shape is set, and the caller (or the view's base) may hold the array given.
         # Read-only for a structured source: an element (np.void) refers to the source's
         # memory, so writing through an element raises, as with np.broadcast_to.
-        source = _view_of_root(source, cnp.PyArray_NDIM(source), cnp.PyArray_DIMS(source),
-                               cnp.PyArray_STRIDES(source), <char*>cnp.PyArray_DATA(source),
-                               cnp.PyArray_ISWRITEABLE(source)
-                               and not cnp.PyArray_HASFIELDS(source))
+        source = _same_array(source, cnp.PyArray_ISWRITEABLE(source)
+                             and not cnp.PyArray_HASFIELDS(source))
         cdef intp_t size = 1, n, m
         if cnp.PyArray_NDIM(source) != ndim:
             raise ValueError(f"source has rank {cnp.PyArray_NDIM(source)}; the view's shape "
@@ -345,9 +349,7 @@ cdef class BroadcastView(_Iteration):
         """The compact source as a NumPy view with the view's rank (size 1 on broadcast axes);
         a new one at each call, so that setting its ``shape`` changes nothing of the view."""
         cdef cnp.ndarray src = _source_of(self)
-        return _view_of_root(src, cnp.PyArray_NDIM(src), cnp.PyArray_DIMS(src),
-                             cnp.PyArray_STRIDES(src), <char*>cnp.PyArray_DATA(src),
-                             cnp.PyArray_ISWRITEABLE(src))
+        return _same_array(src, cnp.PyArray_ISWRITEABLE(src))
 
     # -- from an ndarray over a view's memory (_as_ndarray, in _view_materialize.pxi) ---------
 
