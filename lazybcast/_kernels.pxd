@@ -35,6 +35,8 @@ cdef struct Plan:
     bint has_objects
     bint stream     # large output: copies from the source use non-temporal stores
     bint stream_fill  # larger still: fills and replication (no source read) do too
+    bint cached     # the output stays in the cache: a long row broadcast over several is
+                    # copied into all of them a chunk at a time (lzb_copy_down)
     bint tiled      # axes ndim-2 and ndim-1 are walked in tiles (a transposing copy)
     # An advanced-index gather: axis `gaxis` (or -1) takes its source offsets from the table
     # `goffsets` (one per index, bounds-checked before) instead of from a stride.

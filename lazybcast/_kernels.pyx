@@ -120,7 +120,7 @@ cdef extern from "_kernels_simd_repeat.h":
     void lzb_copy_forward(char* dst, size_t done, size_t total, size_t dist) noexcept nogil
     int lzb_copy_periodic(char* dst, size_t done, size_t total, size_t period) noexcept nogil
     int lzb_copy_down(char* dst, intp_t dstep, const char* src, intp_t n, size_t len,
-                      size_t chunk) noexcept nogil
+                      size_t chunk, int chunked) noexcept nogil
 
 cdef extern from "_kernels_simd_fill.h":
     int lzb_fill_rows(char* dst, intp_t dstep, const char* src, intp_t sstep, intp_t n,
@@ -320,6 +320,18 @@ def _transpose_stage(nbytes=None):
             raise ValueError(f"nbytes must be >= 0, got {nbytes}")
         _transpose_stage_bytes = nbytes
     return _transpose_stage_bytes
+
+
+def _copy_down_max_bytes(nbytes=None):
+    """Test hook: a long row broadcast over several is copied into all of them a chunk at a
+    time only in outputs smaller than ``nbytes`` (0: never); ``None`` leaves it. Returns the
+    size in use."""
+    global _copy_down_max
+    if nbytes is not None:
+        if nbytes < 0:
+            raise ValueError(f"nbytes must be >= 0, got {nbytes}")
+        _copy_down_max = nbytes
+    return _copy_down_max
 
 
 def _stream_thresholds(copy=None, fill=None):

@@ -76,6 +76,7 @@ cdef void _job_block(const Job* job, intp_t item, Plan* sub, const char** src,
     sub.has_objects = p.has_objects
     sub.stream = p.stream
     sub.stream_fill = p.stream_fill
+    sub.cached = p.cached
     sub.tiled = p.tiled and sub.ndim >= 2
     sub.gaxis = p.gaxis - ax if p.gaxis >= 0 else -1
     sub.goffsets = p.goffsets
@@ -268,6 +269,7 @@ cdef int _run_plan(Plan* plan, const char* s, char* t, intp_t nbytes, int nthrea
         _calibrate_stream()
     plan.stream = reach >= _stream_bytes
     plan.stream_fill = nbytes >= _stream_fill_bytes
+    plan.cached = nbytes < _copy_down_max
     block_bytes = _block_bytes(nbytes, nthreads)
     if plan.tiled:
         block_bytes = _tiles_in_source_order(plan, &s, &t, block_bytes, source_bytes)

@@ -152,6 +152,15 @@ STREAM_BYTES_HIGH = max(STREAM_BYTES_MID, 3 * _L3 // 2)
 #: and 0.80-0.95, 96-98 MiB 0.87-1.09 and 0.86-0.93, 128 MiB 1.06-1.12 and 0.97-1.02
 #: (benchmarks/RESULTS.md, "Fills that stay in the cache").
 STREAM_FILL_HIGH = 4 * _L3
+#: A long row broadcast over several (lzb_copy_down: rows of more than two chunks of
+#: REPLICATE_COPY_BYTES, or not packed together) is copied into all of them a chunk at a time
+#: only in outputs below this size, LOW: this CPU's share of the shared cache. A larger output
+#: is written row by row (memcpy), in the order memory takes writes best. Zen 5 (family 26
+#: model 2, 32 MiB L3), C model, one thread, GB/s chunk by chunk / row by row (memcpy),
+#: rows of 32 kB: 4 MiB 108 / 133, 16 MiB 86 / 118, 24 MiB 40 / 112, 33.5 MiB 27 / 55,
+#: 64 MiB 24 / 38; rows of 512 kB: 105 / 72, 78 / 94, 36 / 88, 25 / 52, 24 / 43
+#: (benchmarks/RESULTS.md, "Rows copied down beyond the cache").
+COPY_DOWN_MAX_BYTES = STREAM_BYTES_LOW
 #: Outputs at least this large are copied from their source with non-temporal stores (before
 #: calibration: the lower candidate; stream_threshold() gives the value in use). A
 #: transposing copy compares its output plus the source it reads (twice the output for a
@@ -212,6 +221,7 @@ cdef intp_t _thread_block_min = THREAD_BLOCK_MIN_BYTES
 cdef intp_t _stream_bytes = STREAM_BYTES
 cdef intp_t _stream_fill_bytes = STREAM_FILL_BYTES
 cdef intp_t _stream_low = min(STREAM_BYTES, STREAM_BYTES_LOW)
+cdef intp_t _copy_down_max = COPY_DOWN_MAX_BYTES
 cdef intp_t _auto_threads_bytes = AUTO_THREADS_BYTES
 cdef intp_t _loop_threads_bytes = LOOP_THREADS_BYTES
 cdef bint _stream_calibrated = _env_bytes("LAZYBCAST_STREAM_BYTES") is not None

@@ -145,14 +145,16 @@ cdef void _rows_any(intp_t size, intp_t n0, intp_t s0, intp_t d0,
 
 cdef inline void _rows_dispatch(intp_t size, intp_t n0, intp_t s0, intp_t d0,
                                 intp_t n1, intp_t s1, intp_t d1,
-                                const char* src, char* dst, bint stream) noexcept nogil:
+                                const char* src, char* dst, bint stream,
+                                bint cached) noexcept nogil:
     cdef intp_t i
     if (s0 == 0 and n0 > 1 and s1 == size and d1 == size and not stream
             and n1 * size >= COPY_DOWN_MIN
-            and lzb_copy_down(dst, d0, src, n0, n1 * size, _replicate_copy)):
-        # One row of COPY_DOWN_MIN bytes or more broadcast down a column, in the cache, any
-        # item size (lzb_copy_down: swept out from its first two copies, or copied a chunk
-        # at a time from L1), where memcpy would read the whole row back for every copy.
+            and lzb_copy_down(dst, d0, src, n0, n1 * size, _replicate_copy, cached)):
+        # One row of COPY_DOWN_MIN bytes or more broadcast down a column, not streamed, any
+        # item size (lzb_copy_down: swept out from its first two copies, or, in an output
+        # that stays in the cache, copied a chunk at a time from L1), where memcpy would
+        # read the whole row back for every copy.
         return
     if size == 1:
         if s1 == 0 and d1 == 1 and n1 >= 64:  # long runs of one byte; short ones unroll below

@@ -150,10 +150,13 @@ static inline int lzb_copy_periodic(char *dst, size_t done, size_t total, size_t
  * Rows that follow each other (dstep == len) and fit in a chunk go through
  * lzb_copy_periodic_avx2 instead: from a source 48 bytes into a line, rows of 1, 2 and
  * 4 kB written row by row took 26.6-27.7 us against 21.4-21.5 swept (memset 20.8).
- * Returns 0 (nothing done) without AVX2. */
+ * Chunk by chunk only if `chunked` (the output stays in the cache: beyond it, the chunks
+ * written to many rows in turn reach memory at half the rate of whole rows; see
+ * COPY_DOWN_MAX_BYTES in _kernels_machine.pxi).
+ * Returns 0 (nothing done) without AVX2, or for rows not swept out if not `chunked`. */
 
 static inline int lzb_copy_down(char *dst, Py_ssize_t dstep, const char *src, Py_ssize_t n,
-                                size_t len, size_t chunk) {
+                                size_t len, size_t chunk, int chunked) {
 #if defined(LZB_X86_DISPATCH)
     size_t c, k;
     Py_ssize_t i;
@@ -167,6 +170,8 @@ static inline int lzb_copy_down(char *dst, Py_ssize_t dstep, const char *src, Py
         lzb_copy_periodic_avx2(dst, 2 * len, (size_t)n * len, len);
         return 1;
     }
+    if (!chunked)
+        return 0;
     for (c = 0; c < len; c += chunk) {
         k = len - c < chunk ? len - c : chunk;
         for (i = 0; i < n; i++)
@@ -174,7 +179,7 @@ static inline int lzb_copy_down(char *dst, Py_ssize_t dstep, const char *src, Py
     }
     return 1;
 #else
-    (void)dst; (void)dstep; (void)src; (void)n; (void)len; (void)chunk;
+    (void)dst; (void)dstep; (void)src; (void)n; (void)len; (void)chunk; (void)chunked;
     return 0;
 #endif
 }

@@ -16,7 +16,7 @@ cdef void _tiles(const Plan* p, const char* src, char* dst) noexcept nogil:
         tile *= 2
     if tile * tile * size > sizeof(buf):  # items too large for any tile: plain rows
         _rows_dispatch(size, p.shape[a], p.sstride[a], p.dstride[a], p.shape[b],
-                       p.sstride[b], p.dstride[b], src, dst, False)
+                       p.sstride[b], p.dstride[b], src, dst, False, True)
         return
     if p.stream and p.sstride[b] == size and p.dstride[a] == size and _tiles_rows(p, src, dst):
         return  # (in the source's order: _tiles_in_source_order)
@@ -31,7 +31,7 @@ cdef void _tiles(const Plan* p, const char* src, char* dst) noexcept nogil:
             nj = min(tile, p.shape[b] - j)
             # buf[jj, ii] <- src[i + ii, j + jj]: runs along axis a, short source stride
             _rows_dispatch(size, nj, p.sstride[b], ni * size, ni, p.sstride[a], size,
-                           src + i * p.sstride[a] + j * p.sstride[b], buf, False)
+                           src + i * p.sstride[a] + j * p.sstride[b], buf, False, True)
             # dst[i + ii, j + jj] <- buf[jj, ii]: runs along axis b, short destination stride
             # Ordinary stores even for a large output: a tile writes a few 16-byte pieces to
             # each of many rows in turn, which non-temporal stores handle badly (a large
@@ -40,7 +40,7 @@ cdef void _tiles(const Plan* p, const char* src, char* dst) noexcept nogil:
                     buf, ni * size, ni, nj, dst + i * p.dstride[a] + j * p.dstride[b],
                     p.dstride[a], size):
                 _rows_dispatch(size, ni, size, p.dstride[a], nj, ni * size, p.dstride[b],
-                               buf, dst + i * p.dstride[a] + j * p.dstride[b], False)
+                               buf, dst + i * p.dstride[a] + j * p.dstride[b], False, True)
             j += tile
         i += tile
 
@@ -167,6 +167,6 @@ cdef inline bint _channels(const Plan* p, int d, const char* src, char* dst) noe
         if not lzb_channels(dst, p.dstride[d + 1], src, 0, n0, n1, size, False):
             # no kernel: channel plane by channel plane, a strided read each
             _rows_dispatch(size, n1, size, p.dstride[d + 1], n0, n1 * size, size, src, dst,
-                           p.stream)
+                           p.stream, p.cached)
         return True
     return False

@@ -54,7 +54,7 @@ cdef void _run(const Plan* p, int d, const char* src, char* dst) noexcept nogil:
             return
     if d == last:
         _rows_dispatch(p.itemsize, 1, 0, 0, n, p.sstride[d], p.dstride[d], src, dst,
-                       _streams(p, p.sstride[d]))
+                       _streams(p, p.sstride[d]), p.cached)
     elif d == last - 1 and p.gaxis != last:
         if _channels(p, d, src, dst):
             return
@@ -63,7 +63,7 @@ cdef void _run(const Plan* p, int d, const char* src, char* dst) noexcept nogil:
         else:
             _rows_dispatch(p.itemsize, n, p.sstride[d], p.dstride[d],
                            p.shape[last], p.sstride[last], p.dstride[last], src, dst,
-                           _streams(p, p.sstride[last]))
+                           _streams(p, p.sstride[last]), p.cached)
     else:
         for i in range(n):
             _run(p, d + 1, src + i * p.sstride[d], dst + i * p.dstride[d])

@@ -138,16 +138,27 @@ def test_replication_around_its_chunk_size(delta, count):
                            _expected(rows, (3, rows.shape[0], count)))
 
 
+@pytest.fixture(params=["in the cache", "beyond it"])
+def copy_down_max(request):
+    """Outputs copied down a chunk at a time (as in the cache), or row by row (as outputs
+    of COPY_DOWN_MAX_BYTES or more are)."""
+    default = _kernels._copy_down_max_bytes()
+    _kernels._copy_down_max_bytes(default if request.param == "in the cache" else 0)
+    yield
+    assert _kernels._copy_down_max_bytes(default) == default
+
+
 @pytest.mark.parametrize("nbytes", [1023, 1024, 1500, 2048, 4095, 4096, 4097, 8191, 8192,
                                     8192 + 5, 16_384, 16_385, 20_000, 65_536 + 31])
-def test_one_row_copied_down_a_column(nbytes, simd):
+def test_one_row_copied_down_a_column(nbytes, simd, copy_down_max):
     """A row of 1 kB or more (COPY_DOWN_MIN) broadcast over a few rows, (L,) -> (n, L), below
-    the streaming threshold, is copied a chunk at a time into every row, or, for three rows
-    or more packed together and no longer than two chunks, into the first two and swept out
-    from them (AVX2; row by row otherwise; shorter rows are replicated): rows packed, padded
-    (a slice of a wider parent) or in reverse order, at several offsets of the output in its
-    line, one and two threads. NumPy's values; nothing outside the rows is written (the
-    padding between them, the bytes around the output)."""
+    the streaming threshold, is copied a chunk at a time into every row in an output that
+    stays in the cache (row by row beyond it), or, for three rows or more packed together
+    and no longer than two chunks, into the first two and swept out from them (AVX2; row by
+    row otherwise; shorter rows are replicated): rows packed, padded (a slice of a wider
+    parent) or in reverse order, at several offsets of the output in its line, one and two
+    threads. NumPy's values; nothing outside the rows is written (the padding between them,
+    the bytes around the output)."""
     source = _data((nbytes,), np.uint8)
     for n in (2, 3, 17):
         want = np.broadcast_to(source, (n, nbytes))
@@ -620,6 +631,18 @@ def test_planes_transposed_in_the_source_order(ni, nj, repeated, simd):
             if not repeated:  # the padding between planes
                 gaps = lined[:(planes - 1) * plane].reshape(planes - 1, plane)[:, -16:]
                 assert (gaps == 0xA5).all()
+
+
+def test_copy_down_hook_rejects_negative_sizes():
+    with pytest.raises(ValueError, match="nbytes must be >= 0, got -1"):
+        _kernels._copy_down_max_bytes(-1)
+
+
+def test_copy_down_stops_at_the_cache_share():
+    """Outputs copied down a chunk at a time stop at glibc's non-temporal threshold (this
+    CPU's share of the shared cache), as documented."""
+    assert _kernels.COPY_DOWN_MAX_BYTES == _kernels.STREAM_BYTES_LOW
+    assert _kernels._copy_down_max_bytes() == _kernels.COPY_DOWN_MAX_BYTES
 
 
 def test_stream_thresholds_hook_rejects_negative_sizes():
