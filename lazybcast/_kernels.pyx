@@ -336,11 +336,10 @@ def _copy_down_max_bytes(nbytes=None):
 
 def _stream_thresholds(copy=None, fill=None):
     """Test and benchmark hook: copies from a source stream from ``copy`` bytes of output,
-    fills from ``fill`` (after calibrating, as a first large copy would); ``None`` leaves
-    either. Returns the pair in use."""
+    fills from ``fill`` (after calibrating, as the first copies past each threshold would);
+    ``None`` leaves either. Returns the pair in use."""
     global _stream_bytes, _stream_fill_bytes
-    if not _stream_calibrated:
-        _calibrate_stream()
+    _calibrate(max(_stream_low, _fill_beyond))
     for name, value in (("copy", copy), ("fill", fill)):
         if value is not None and value < 0:
             raise ValueError(f"{name} must be >= 0, got {value}")
@@ -349,6 +348,13 @@ def _stream_thresholds(copy=None, fill=None):
     if fill is not None:
         _stream_fill_bytes = fill
     return _stream_bytes, _stream_fill_bytes
+
+
+def _fill_beyond_measured():
+    """Test hook: whether this process has measured fills beyond the cache
+    (_calibrate_fill_beyond: the first output of STREAM_FILL_BEYOND or more, or the
+    thresholds asked for; an interrupted measurement does not count)."""
+    return _fill_beyond_calibrated
 
 
 def _stream_calibrations():

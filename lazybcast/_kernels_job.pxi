@@ -265,8 +265,7 @@ cdef int _run_plan(Plan* plan, const char* s, char* t, intp_t nbytes, int nthrea
     _last_nthreads = nthreads
     cdef intp_t source_bytes = _source_bytes(plan) if plan.tiled else 0
     cdef intp_t reach = nbytes + source_bytes
-    if reach >= _stream_low and not _stream_calibrated:
-        _calibrate_stream()
+    _calibrate(reach)
     plan.stream = reach >= _stream_bytes
     plan.stream_fill = nbytes >= _stream_fill_bytes
     plan.cached = nbytes < _copy_down_max

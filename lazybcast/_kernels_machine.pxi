@@ -152,6 +152,16 @@ STREAM_BYTES_HIGH = max(STREAM_BYTES_MID, 3 * _L3 // 2)
 #: and 0.80-0.95, 96-98 MiB 0.87-1.09 and 0.86-0.93, 128 MiB 1.06-1.12 and 0.97-1.02
 #: (benchmarks/RESULTS.md, "Fills that stay in the cache").
 STREAM_FILL_HIGH = 4 * _L3
+#: Fills stream from here instead, on a machine that chose STREAM_FILL_HIGH, if with one
+#: thread non-temporal stores fill an output of this size 1.15x faster than ordinary ones
+#: (_calibrate_fill_beyond, the first time an output reaches it): twice the shared cache.
+#: One thread tells the machines apart where two do not: same output filled again, ordinary
+#: / non-temporal time, one thread: Zen 5 (family 26 model 2, 32 MiB L3) 1.20-1.30 at 64 MiB
+#: (two threads 0.98-1.13), and fills of 64-128 MiB at 0.82-0.99 of the memset limit with
+#: ordinary stores against 0.99-1.02 streamed; Zen 4 (family 25 model 17) 0.98-1.03 (two
+#: threads 0.80-0.95: ordinary stores win there up to 96 MiB) (benchmarks/RESULTS.md,
+#: "Fills beyond the cache").
+STREAM_FILL_BEYOND = 2 * _L3
 #: A long row broadcast over several (lzb_copy_down: rows of more than two chunks of
 #: REPLICATE_COPY_BYTES, or not packed together) is copied into all of them a chunk at a time
 #: only in outputs below this size, LOW: this CPU's share of the shared cache. A larger output
@@ -225,6 +235,8 @@ cdef intp_t _copy_down_max = COPY_DOWN_MAX_BYTES
 cdef intp_t _auto_threads_bytes = AUTO_THREADS_BYTES
 cdef intp_t _loop_threads_bytes = LOOP_THREADS_BYTES
 cdef bint _stream_calibrated = _env_bytes("LAZYBCAST_STREAM_BYTES") is not None
+cdef bint _fill_beyond_calibrated = _stream_calibrated
+cdef intp_t _fill_beyond = STREAM_FILL_BEYOND
 cdef int _calibrations = 0  # completed calibrations (test hook _stream_calibrations)
 
 
@@ -295,12 +307,10 @@ cdef int _calibrate_stream() except -1:
 
 cdef int _calibrate_fill() except -1:
     """Choose the fills' streaming threshold, once, after the copies': fill an output of the
-    shared cache's size (rows of 64 float32 replicated, a NumPy array as outputs are, with
-    the threads a copy of that size takes by default) through the kernels, with ordinary
-    stores (two untimed fills, one of which finds the output in memory, then best of 3) and
-    with non-temporal ones (one untimed, best of 3); 25-40 ms with the allocation, on top of
-    the copies' measurement (about 20 ms). The thresholds in use change only at the end, so
-    other threads' copies meanwhile see the old ones.
+    shared cache's size with the threads a copy of that size takes by default
+    (_fill_times); 25-40 ms with the allocation, on top of the copies' measurement (about
+    20 ms). The thresholds in use change only at the end, so other threads' copies meanwhile
+    see the old ones.
 
     Fills stream from STREAM_FILL_HIGH unless non-temporal stores are 1.25x faster there
     (Zen 3, one thread: 1.33x-1.66x at 32 MiB), else from MID; the copy threshold if
@@ -309,34 +319,80 @@ cdef int _calibrate_fill() except -1:
     slower than ordinary stores for 24-64 MiB fills; at times twice as fast, then up to 1.16x
     faster than ordinary ones at 96-128 MiB and even at 32 MiB: 0.60 against 0.46-1.10 ms),
     and a choice made in the fast mode would cost far more in the slow one than the reverse
-    (benchmarks/RESULTS.md, "Fills that stay in the cache")."""
+    (benchmarks/RESULTS.md, "Fills that stay in the cache"). STREAM_FILL_HIGH may come down
+    to STREAM_FILL_BEYOND later (_calibrate_fill_beyond)."""
     global _stream_fill_bytes
     cdef intp_t n = (_L3 // 256) * 256
-    cdef double ordinary = 1e9, streamed = 1e9
-    cdef int r
-    cdef bint stream
-    try:
-        out = np.empty((n // 256, 64), dtype=np.float32)
-    except MemoryError:
+    cdef double ordinary, streamed
+    if not _fill_times(n, threads_for(n, None), &ordinary, &streamed):
         return 0
-    src = np.arange(1, 65, dtype=np.float32)
-    for stream in (False, True):
-        for r in range(1 if stream else 2):
-            _timed_fill(src, out, stream)
-        for r in range(3):
-            if stream:
-                streamed = min(streamed, _timed_fill(src, out, stream))
-            else:
-                ordinary = min(ordinary, _timed_fill(src, out, stream))
     _stream_fill_bytes = max(_stream_bytes, STREAM_FILL_HIGH if ordinary < 1.25 * streamed
                              else STREAM_BYTES_MID)
     return 0
 
 
-cdef double _timed_fill(cnp.ndarray row, cnp.ndarray out, bint stream) except -1:
+cdef int _calibrate_fill_beyond() except -1:
+    """Once, the first time an output reaches STREAM_FILL_BEYOND, if fills stream from
+    STREAM_FILL_HIGH: fill an output of STREAM_FILL_BEYOND with one thread (_fill_times;
+    20-40 ms with the allocation); if non-temporal stores are 1.15x faster, fills stream
+    from STREAM_FILL_BEYOND (the copy threshold if higher). See STREAM_FILL_BEYOND."""
+    global _stream_fill_bytes, _fill_beyond_calibrated, STREAM_FILL_BYTES
+    cdef double ordinary, streamed
+    cdef intp_t n = (_fill_beyond // 256) * 256
+    _fill_beyond_calibrated = True
+    if _stream_fill_bytes < STREAM_FILL_HIGH or n <= 0:
+        return 0
+    try:
+        if not _fill_times(n, 1, &ordinary, &streamed):
+            return 0
+    except BaseException:
+        _fill_beyond_calibrated = False  # (Ctrl-C: the next such output measures again)
+        raise
+    if ordinary > 1.15 * streamed:
+        _stream_fill_bytes = max(_stream_bytes, _fill_beyond)
+        STREAM_FILL_BYTES = _stream_fill_bytes
+    return 0
+
+
+cdef int _calibrate(intp_t nbytes) except -1:
+    """Measure what an output of ``nbytes`` needs measured and this process has not (the
+    copies' and fills' thresholds from STREAM_BYTES_LOW, the fills' beyond the cache from
+    STREAM_FILL_BEYOND)."""
+    if nbytes >= _stream_low and not _stream_calibrated:
+        _calibrate_stream()
+    if nbytes >= _fill_beyond and not _fill_beyond_calibrated and _stream_calibrated:
+        _calibrate_fill_beyond()
+    return 0
+
+
+cdef bint _fill_times(intp_t n, int nthreads, double* ordinary, double* streamed) except -1:
+    """Fill ``n`` bytes (rows of 64 float32 replicated, a NumPy array as outputs are) through
+    the kernels with ``nthreads`` threads: with ordinary stores (two untimed fills, one of
+    which finds the output in memory, then best of 3) and with non-temporal ones (one
+    untimed, best of 3). False if the output cannot be allocated."""
+    cdef int r
+    cdef bint stream
+    try:
+        out = np.empty((n // 256, 64), dtype=np.float32)
+    except MemoryError:
+        return False
+    src = np.arange(1, 65, dtype=np.float32)
+    ordinary[0] = streamed[0] = 1e9
+    for stream in (False, True):
+        for r in range(1 if stream else 2):
+            _timed_fill(src, out, stream, nthreads)
+        for r in range(3):
+            if stream:
+                streamed[0] = min(streamed[0], _timed_fill(src, out, stream, nthreads))
+            else:
+                ordinary[0] = min(ordinary[0], _timed_fill(src, out, stream, nthreads))
+    return True
+
+
+cdef double _timed_fill(cnp.ndarray row, cnp.ndarray out, bint stream, int nthreads) except -1:
     """Seconds to fill each row of ``out`` (C-contiguous, rows of ``row``'s items) with
-    ``row`` through the kernels, with the threads a copy of its size takes by default, with
-    non-temporal stores or not (``stream``) whatever the thresholds say."""
+    ``row`` through the kernels, with ``nthreads`` threads, with non-temporal stores or not
+    (``stream``) whatever the thresholds say."""
     from time import perf_counter
     cdef intp_t shape[2]
     cdef intp_t sstride[2]
@@ -344,7 +400,6 @@ cdef double _timed_fill(cnp.ndarray row, cnp.ndarray out, bint stream) except -1
     cdef const char* s = <const char*>cnp.PyArray_DATA(row)
     cdef char* t = <char*>cnp.PyArray_DATA(out)
     cdef intp_t nbytes = cnp.PyArray_NBYTES(out)
-    cdef int nthreads = threads_for(nbytes, None)
     cdef Plan plan
     cdef Job job
     cdef double start
@@ -372,11 +427,11 @@ def stream_threshold(kind="copy"):
     True
     >>> stream_threshold("fill") >= stream_threshold()
     True
-    >>> stream_threshold("fill") in (STREAM_BYTES_MID, STREAM_FILL_HIGH, stream_threshold())
+    >>> stream_threshold("fill") in (STREAM_BYTES_MID, STREAM_FILL_BEYOND, STREAM_FILL_HIGH,
+    ...                              stream_threshold())
     True
     """
     if kind not in ("copy", "fill"):
         raise ValueError(f"kind must be 'copy' or 'fill', got {kind!r}")
-    if not _stream_calibrated:
-        _calibrate_stream()
+    _calibrate(_stream_low if kind == "copy" else max(_stream_low, _fill_beyond))
     return _stream_bytes if kind == "copy" else _stream_fill_bytes

@@ -28,12 +28,15 @@ N = 8192
 # seconds from SIGINT to KeyboardInterrupt: about two blocks' time (this thread's and a
 # helper's); AddressSanitizer (tests/asan/run_asan.sh preloads it) makes blocks 2x-4x slower
 LATENCY = 0.5 * (4 if "libasan" in os.environ.get("LD_PRELOAD", "") else 1)
-DELAY = 0.3  # seconds into the copy when SIGINT is sent
+DELAY = 0.3  # seconds into the copy when SIGINT is sent (earlier if the copy is shorter)
 
 
 @pytest.fixture(scope="module")
 def slow():
-    """``(view, src)``: a view that takes about 2.5 s to materialize on one thread."""
+    """``(view, src, delay)``: a view that takes about 2.5 s to materialize on one thread
+    (less on a machine fast enough to write its 32 layers sooner), and the seconds into
+    the copy to send SIGINT: DELAY, or an eighth of the one-thread estimate if that is
+    sooner, since two threads may take half as long (Zen 5 wrote 32 layers in 0.24 s)."""
     src = np.arange(N * N, dtype=np.uint8).reshape(N, N).T  # 64 MB, read across rows
     probe = lazybcast.broadcast_to(src, (1, N, N))[:, : N // 8]
     probe.materialize(threads=1)  # (untimed: the process's first large copy calibrates)
@@ -41,7 +44,7 @@ def slow():
     probe.materialize(threads=1)
     per_layer = 8 * (time.perf_counter() - start)  # one (N, N) layer, 64 MB of output
     layers = max(2, min(32, math.ceil(2.5 / max(per_layer, 1e-3))))
-    return lazybcast.broadcast_to(src, (layers, N, N)), src
+    return lazybcast.broadcast_to(src, (layers, N, N)), src, min(DELAY, per_layer * layers / 8)
 
 
 def _interrupt_after(delay):
@@ -58,15 +61,15 @@ def _interrupt_after(delay):
     return sent, timer
 
 
-def _interrupted_materialize(view, **kwargs):
+def _interrupted_materialize(view, delay, **kwargs):
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    sent, timer = _interrupt_after(DELAY)
+    sent, timer = _interrupt_after(delay)
     start = time.perf_counter()
     try:
         with pytest.raises(KeyboardInterrupt):
             view.materialize(**kwargs)
             pytest.fail(f"materialize finished in {time.perf_counter() - start:.2f} s, before "
-                        f"the SIGINT at {DELAY} s")  # pragma: no cover
+                        f"the SIGINT at {delay:.2f} s")  # pragma: no cover
         return time.perf_counter() - sent[0]
     finally:
         timer.cancel()
@@ -82,23 +85,23 @@ def _still_usable(view, src):
 
 
 def test_ctrl_c_single_thread(slow):
-    view, src = slow
-    latency = _interrupted_materialize(view, threads=1)
+    view, src, delay = slow
+    latency = _interrupted_materialize(view, delay, threads=1)
     assert latency < LATENCY, f"KeyboardInterrupt came {latency:.2f} s after SIGINT"
     _still_usable(view, src)
 
 
 @pytest.mark.parametrize("threads", [2, None], ids=["threads=2", "threads=None (2 from 4 MiB)"])
 def test_ctrl_c_with_helper_threads(slow, threads):
-    view, src = slow
+    view, src, delay = slow
     assert view.nbytes >= 32 * 2**20
-    latency = _interrupted_materialize(view, threads=threads)
+    latency = _interrupted_materialize(view, delay, threads=threads)
     _still_usable(view, src)
     assert latency < LATENCY, f"KeyboardInterrupt came {latency:.2f} s after SIGINT"
 
 
 def test_ctrl_c_then_iterate_batches(slow):
-    view, src = slow
+    view, src, _ = slow
     endless = lazybcast.broadcast_to(src, (10**6, N, N))  # a million 64 MB batches
     batches = endless.iter_batches(1)
     sent, timer = _interrupt_after(DELAY)

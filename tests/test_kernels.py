@@ -653,13 +653,15 @@ def test_stream_thresholds_hook_rejects_negative_sizes():
 
 
 def test_fill_threshold_is_a_calibrated_candidate():
-    """The fills' threshold is one of the two rules' (MID or four times the shared cache)
-    or the copies' when that is higher, never below the copies'."""
+    """The fills' threshold is one of the three rules' (MID, twice or four times the shared
+    cache) or the copies' when that is higher, never below the copies'."""
     if os.environ.get("LAZYBCAST_STREAM_BYTES"):
         pytest.skip("LAZYBCAST_STREAM_BYTES sets both thresholds")
     copy, fill = _kernels.stream_threshold(), _kernels.stream_threshold("fill")
     assert fill >= copy
-    assert fill in (max(copy, _kernels.STREAM_BYTES_MID), max(copy, _kernels.STREAM_FILL_HIGH))
+    assert fill in (max(copy, _kernels.STREAM_BYTES_MID), max(copy, _kernels.STREAM_FILL_BEYOND),
+                    max(copy, _kernels.STREAM_FILL_HIGH))
+    assert _kernels.STREAM_FILL_BEYOND == 2 * _kernels.STREAM_FILL_HIGH // 4
 
 
 def _fresh_process(code):
@@ -707,11 +709,68 @@ def test_interrupted_calibration_measures_again():
         "ok = np.array_equal(v.materialize(), np.broadcast_to(src, v.shape))\n"
         "fill = _kernels.stream_threshold('fill')\n"
         "print(_kernels._stream_calibrations(), ok,\n"
-        "      fill in (_kernels.STREAM_BYTES_MID, _kernels.STREAM_FILL_HIGH,\n"
-        "               _kernels.stream_threshold()), fill == _kernels.STREAM_FILL_BYTES)\n")
+        "      fill in (_kernels.STREAM_BYTES_MID, _kernels.STREAM_FILL_BEYOND,\n"
+        "               _kernels.STREAM_FILL_HIGH, _kernels.stream_threshold()),\n"
+        "      fill == _kernels.STREAM_FILL_BYTES)\n")
     if out[0] == "finished":
         pytest.skip("the signal came after the first copy")  # pragma: no cover
     assert out == ["interrupted", "0", "1", "True", "True", "True"]
+
+
+def test_fills_beyond_the_cache_are_measured_at_the_first_such_output():
+    """The fills' threshold beyond the cache is measured once, by the first output of
+    STREAM_FILL_BEYOND or more (not by smaller ones), after which the fills' threshold is
+    one of the rules' and what STREAM_FILL_BYTES says; the output holds NumPy's values."""
+    out = _fresh_process(
+        "import numpy as np, lazybcast\n"
+        "from lazybcast import _kernels\n"
+        "src = np.arange(64, dtype=np.float32)\n"
+        "rows = _kernels.stream_threshold() // 256 + 1\n"
+        "small = lazybcast.broadcast_to(src, (rows, 64)).materialize()\n"
+        "before = _kernels._fill_beyond_measured()\n"
+        "shape = (_kernels.STREAM_FILL_BEYOND // 256 + 3, 64)\n"
+        "ok = np.array_equal(lazybcast.broadcast_to(src, shape).materialize(),\n"
+        "                    np.broadcast_to(src, shape))\n"
+        "copy, fill = _kernels._stream_thresholds()\n"
+        "print(before, _kernels._fill_beyond_measured(), ok, _kernels._stream_calibrations(),\n"
+        "      fill in {max(copy, t) for t in (_kernels.STREAM_BYTES_MID,\n"
+        "               _kernels.STREAM_FILL_BEYOND, _kernels.STREAM_FILL_HIGH)},\n"
+        "      fill == _kernels.STREAM_FILL_BYTES)\n")
+    assert out == ["False", "True", "True", "1", "True", "True"]
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs setitimer")
+def test_interrupted_fill_measurement_beyond_the_cache_measures_again():
+    """Ctrl-C while the first output past STREAM_FILL_BEYOND measures fills raises
+    KeyboardInterrupt and leaves that measurement for the next such output."""
+    out = _fresh_process(
+        "import signal, numpy as np, lazybcast\n"
+        "from lazybcast import _kernels\n"
+        "_kernels.stream_threshold()\n"
+        "if _kernels.STREAM_FILL_BYTES < _kernels.STREAM_FILL_HIGH:\n"
+        "    print('nothing-to-measure')  # (fills stream from MID here)\n"
+        "    raise SystemExit\n"
+        "inside = []\n"
+        "def handler(signum, frame):\n"
+        "    if inside and inside.pop():\n"
+        "        raise KeyboardInterrupt\n"
+        "signal.signal(signal.SIGALRM, handler)\n"
+        "src = np.arange(64, dtype=np.float32)\n"
+        "v = lazybcast.broadcast_to(src, (_kernels.STREAM_FILL_BEYOND // 256 + 1, 64))\n"
+        "inside.append(True)\n"
+        "signal.setitimer(signal.ITIMER_REAL, 0.002)\n"
+        "try:\n"
+        "    v.materialize()\n"
+        "    print('finished')\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', _kernels._fill_beyond_measured())\n"
+        "inside.clear()\n"
+        "ok = np.array_equal(v.materialize(), np.broadcast_to(src, v.shape))\n"
+        "print(_kernels._fill_beyond_measured(), ok)\n")
+    if out[0] in ("finished", "nothing-to-measure"):
+        pytest.skip(f"{out[0]}: the signal came after the copy, or fills stream from MID "
+                    "here")  # pragma: no cover
+    assert out == ["interrupted", "False", "True", "True"]
 
 
 def test_transpose_stage_hook_rejects_negative_sizes():
