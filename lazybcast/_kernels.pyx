@@ -131,7 +131,7 @@ cdef extern from "_kernels_simd_reverse.h":
 
 cdef extern from "_kernels_simd_layout.h":
     int lzb_channels(char* dst, intp_t dplane, const char* src, intp_t splane, intp_t n,
-                     intp_t c, intp_t size, bint interleave) noexcept nogil
+                     intp_t c, intp_t size, bint interleave, bint stream) noexcept nogil
     void lzb_kernels_init() noexcept nogil
 
 cdef extern from "_kernels_simd_tiles.h":

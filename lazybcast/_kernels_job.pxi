@@ -56,6 +56,11 @@ cdef void _job_init(Job* job, const Plan* plan, const char* src, char* dst,
         d -= 1
     job.axis = d
     job.per_block = max(1, block_bytes // rowbytes)
+    if job.per_block >= 128:
+        # Blocks start 64 indices apart at least: at the same place in a cache line as the
+        # output (threads never share a line at their blocks' edges, and 16-byte aligned
+        # non-temporal stores stay possible; see lzb_channels).
+        job.per_block -= job.per_block % 64
     job.blocks_per_outer = (plan.shape[d] + job.per_block - 1) // job.per_block
     job.n_items = job.blocks_per_outer
     for d in range(job.axis):

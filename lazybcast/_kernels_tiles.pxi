@@ -162,9 +162,9 @@ cdef inline bint _channels(const Plan* p, int d, const char* src, char* dst) noe
         return False
     if (p.dstride[d] == n1 * size and p.sstride[d] == size and p.dstride[d + 1] == size
             and p.sstride[d + 1] != 0):  # (a broadcast inner axis is a fill: _rows)
-        return lzb_channels(dst, 0, src, p.sstride[d + 1], n0, n1, size, True)
+        return lzb_channels(dst, 0, src, p.sstride[d + 1], n0, n1, size, True, p.stream)
     if p.sstride[d] == n1 * size and p.sstride[d + 1] == size and p.dstride[d] == size:
-        if not lzb_channels(dst, p.dstride[d + 1], src, 0, n0, n1, size, False):
+        if not lzb_channels(dst, p.dstride[d + 1], src, 0, n0, n1, size, False, p.stream):
             # no kernel: channel plane by channel plane, a strided read each
             _rows_dispatch(size, n1, size, p.dstride[d + 1], n0, n1 * size, size, src, dst,
                            p.stream, p.cached)

@@ -950,19 +950,41 @@ def test_channel_transposes(dtype, direction, simd):
                                _expected(source, target))
 
 
+@pytest.fixture(params=["ordinary", "streamed"])
+def copies_stream(request):
+    """Copies from a source with ordinary stores, or non-temporal ones (as past the copies'
+    streaming threshold, set to 0 here)."""
+    copy, _ = _kernels._stream_thresholds()
+    _kernels._stream_thresholds(copy=copy if request.param == "ordinary" else 0)
+    yield
+    assert _kernels._stream_thresholds(copy=copy)[0] == copy
+
+
 @pytest.mark.parametrize("direction", ["CHW->HWC", "HWC->CHW"])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_large_channel_transposes_in_blocks(direction, threads):
+@pytest.mark.parametrize("offset", [0, 1, 16])
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32])
+def test_large_channel_transposes_in_blocks(direction, threads, offset, dtype, copies_stream):
     """Past CHUNK_BYTES the work is cut into blocks (shared among threads) along the pixels,
-    every block with all the channels of its pixels."""
-    h, w = 1031, _kernels.CHUNK_BYTES // (3 * 1031) + 5
+    every block with all the channels of its pixels, starting 64 pixels apart at least (at
+    the output's place in its cache line, so that non-temporal stores stay aligned): an
+    output at 0, 1 and 16 bytes into a line, with ordinary and non-temporal stores (planes
+    of a multiple of 16 bytes, as deinterleaving needs for them); NumPy's bytes, nothing
+    written around the output."""
+    h, w = 1024, (_kernels.CHUNK_BYTES // (3 * 1024) // 16 + 1) * 16
     if direction == "CHW->HWC":
-        source = _data((3, h, w), np.uint8).transpose(1, 2, 0)
+        source = _data((3, h, w), dtype).transpose(1, 2, 0)
     else:
-        source = _data((h, w, 3), np.uint8).transpose(2, 0, 1)
+        source = _data((h, w, 3), dtype).transpose(2, 0, 1)
     assert source.nbytes > _kernels.CHUNK_BYTES
-    out = lazybcast.broadcast_to(source, source.shape).materialize(threads=threads)
-    _assert_same_bytes(out, _expected(source, source.shape))
+    raw, lined = _lined(source.nbytes, offset)
+    out = lined.view(dtype).reshape(source.shape)
+    expected = raw.copy()
+    start = lined.ctypes.data - raw.ctypes.data
+    expected[start:start + lined.size] = _expected(source, source.shape).reshape(-1).view(
+        np.uint8)
+    lazybcast.broadcast_to(source, source.shape).materialize(out=out, threads=threads)
+    assert raw.tobytes() == expected.tobytes()
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.float32])

@@ -123,11 +123,14 @@ def test_materialize_into_guarded_views(case):
 @given(st.sampled_from([np.uint8, np.int16, np.float32, np.float64, np.complex128, "V3"]),
        st.integers(1, 5), st.integers(1, 40), st.integers(1, 40), st.integers(0, 3),
        st.booleans(), st.integers(0, 17), st.integers(0, 17),
-       st.sampled_from([(0, 0, 0), (0, 0, 1), (1, 0, 0), (0, 2, 0)]))
-def test_image_layouts_guarded(dtype, c, h, w, batch, to_hwc, slead, olead, gaps):
-    """(C,H,W) <-> (H,W,C), optional broadcast batch axis, unaligned and padded outputs."""
+       st.sampled_from([(0, 0, 0), (0, 0, 1), (1, 0, 0), (0, 2, 0)]), st.booleans())
+def test_image_layouts_guarded(dtype, c, h, w, batch, to_hwc, slead, olead, gaps, streamed):
+    """(C,H,W) <-> (H,W,C), optional broadcast batch axis, unaligned and padded outputs,
+    with ordinary or non-temporal stores (as past the copies' streaming threshold)."""
+    copy, _ = _kernels._stream_thresholds()
     for limit in SIMD:
         _kernels._limit_simd(limit)
+        _kernels._stream_thresholds(copy=0 if streamed else copy)
         try:
             if to_hwc:
                 src = _exact_source((c, h, w), dtype, (0, 1, 2), (False,) * 3, slead, c)
@@ -145,6 +148,7 @@ def test_image_layouts_guarded(dtype, c, h, w, batch, to_hwc, slead, olead, gaps
             _check(src, shape, raw, out, owned)
         finally:
             _kernels._limit_simd(None)
+            _kernels._stream_thresholds(copy=copy)
 
 
 @fast
