@@ -39,6 +39,16 @@ def _cpu_list_count(text):
     return count
 
 
+def _size_bytes(text):
+    """Bytes of a sysfs cache size such as ``32768K``, ``1M`` or ``1024`` (ValueError if
+    it is none of these)."""
+    text = text.strip().upper()
+    for suffix, shift in (("K", 10), ("M", 20), ("G", 30)):
+        if text.endswith(suffix):
+            return int(text[:len(text) - 1]) << shift
+    return int(text)
+
+
 def _shared_cache():
     """``(bytes, cpus sharing it)`` of the largest cache CPU 0 reports, or ``(0, 1)``."""
     import glob
@@ -46,12 +56,7 @@ def _shared_cache():
     for index in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*"):
         try:
             with open(index + "/size") as f:
-                text = f.read().strip().upper()
-            scale = 1
-            for suffix, factor in (("K", 1 << 10), ("M", 1 << 20), ("G", 1 << 30)):
-                if text.endswith(suffix):
-                    text, scale = text[:len(text) - 1], factor
-            size = int(text) * scale
+                size = _size_bytes(f.read())
             try:
                 with open(index + "/shared_cpu_list") as f:
                     sharing = max(1, _cpu_list_count(f.read()))
@@ -82,8 +87,7 @@ def _cache_bytes(level):
             if found != str(level) or kind not in ("Data", "Unified"):
                 continue
             with open(index + "/size") as f:
-                text = f.read().strip().upper()
-            return int(text[:len(text) - 1]) << 10 if text.endswith("K") else int(text)
+                return _size_bytes(f.read())
         except (OSError, ValueError):
             pass
     try:

@@ -633,6 +633,20 @@ def test_planes_transposed_in_the_source_order(ni, nj, repeated, simd):
                 assert (gaps == 0xA5).all()
 
 
+@pytest.mark.parametrize("text, nbytes", [("32768K\n", 32 << 20), ("1M", 1 << 20), ("48k", 48 << 10),
+                                          ("2G", 2 << 30), (" 1024 ", 1024)])
+def test_cache_sizes_read_from_sysfs_in_every_unit(text, nbytes):
+    """sysfs gives cache sizes in K (``32768K``), but other kernels and platforms write M or
+    plain bytes; each is read (the L1/L2 reader used to take only K and bytes, and fell
+    back to sysconf on ``1M``)."""
+    assert _kernels._size_bytes(text) == nbytes
+
+
+def test_cache_size_text_that_is_not_a_size_raises():
+    with pytest.raises(ValueError):
+        _kernels._size_bytes("large")
+
+
 def test_copy_down_hook_rejects_negative_sizes():
     with pytest.raises(ValueError, match="nbytes must be >= 0, got -1"):
         _kernels._copy_down_max_bytes(-1)
