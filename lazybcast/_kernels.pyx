@@ -310,15 +310,22 @@ def _helper_delay(us=None, inside_us=None):
                             -1 if inside_us is None else <long long>inside_us * 1000)
 
 
+cdef intp_t _size_or(object value, intp_t current, str name) except -1:
+    """A hook's argument ``name``: ``value`` checked to be a size (>= 0), or ``current``
+    if it is None."""
+    if value is None:
+        return current
+    if value < 0:
+        raise ValueError(f"{name} must be >= 0, got {value}")
+    return value
+
+
 def _transpose_stage(nbytes=None):
     """Test and benchmark hook: streamed transposes go through a staging block of
     ``nbytes`` (0: none, the tiles write straight out); ``None`` leaves it. Returns the size
     in use."""
     global _transpose_stage_bytes
-    if nbytes is not None:
-        if nbytes < 0:
-            raise ValueError(f"nbytes must be >= 0, got {nbytes}")
-        _transpose_stage_bytes = nbytes
+    _transpose_stage_bytes = _size_or(nbytes, _transpose_stage_bytes, "nbytes")
     return _transpose_stage_bytes
 
 
@@ -327,10 +334,7 @@ def _copy_down_max_bytes(nbytes=None):
     time only in outputs smaller than ``nbytes`` (0: never); ``None`` leaves it. Returns the
     size in use."""
     global _copy_down_max
-    if nbytes is not None:
-        if nbytes < 0:
-            raise ValueError(f"nbytes must be >= 0, got {nbytes}")
-        _copy_down_max = nbytes
+    _copy_down_max = _size_or(nbytes, _copy_down_max, "nbytes")
     return _copy_down_max
 
 
@@ -340,13 +344,9 @@ def _stream_thresholds(copy=None, fill=None):
     ``None`` leaves either. Returns the pair in use."""
     global _stream_bytes, _stream_fill_bytes
     _calibrate(max(_stream_low, _fill_beyond))
-    for name, value in (("copy", copy), ("fill", fill)):
-        if value is not None and value < 0:
-            raise ValueError(f"{name} must be >= 0, got {value}")
-    if copy is not None:
-        _stream_bytes = copy
-    if fill is not None:
-        _stream_fill_bytes = fill
+    copy_bytes = _size_or(copy, _stream_bytes, "copy")
+    _stream_fill_bytes = _size_or(fill, _stream_fill_bytes, "fill")
+    _stream_bytes = copy_bytes
     return _stream_bytes, _stream_fill_bytes
 
 
