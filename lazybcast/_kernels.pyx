@@ -343,7 +343,7 @@ def _stream_thresholds(copy=None, fill=None):
     fills from ``fill`` (after calibrating, as the first copies past each threshold would);
     ``None`` leaves either. Returns the pair in use."""
     global _stream_bytes, _stream_fill_bytes
-    _calibrate(max(_stream_low, _fill_beyond))
+    _calibrate(_stream_low, _fill_beyond)
     copy_bytes = _size_or(copy, _stream_bytes, "copy")
     _stream_fill_bytes = _size_or(fill, _stream_fill_bytes, "fill")
     _stream_bytes = copy_bytes
@@ -351,9 +351,11 @@ def _stream_thresholds(copy=None, fill=None):
 
 
 def _fill_beyond_measured():
-    """Test hook: whether this process has measured fills beyond the cache
-    (_calibrate_fill_beyond: the first output of STREAM_FILL_BEYOND or more, or the
-    thresholds asked for; an interrupted measurement does not count)."""
+    """Test hook: whether this process is done with fills beyond the cache
+    (_calibrate_fill_beyond, at the first output of STREAM_FILL_BEYOND or more, or when the
+    thresholds are asked for): measured, or found nothing to measure (the first
+    calibration chose MID, LAZYBCAST_STREAM_BYTES is set, or the measurement's output could
+    not be allocated; it is not tried again). An interrupted measurement does not count."""
     return _fill_beyond_calibrated
 
 

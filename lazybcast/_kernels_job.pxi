@@ -57,9 +57,10 @@ cdef void _job_init(Job* job, const Plan* plan, const char* src, char* dst,
     job.axis = d
     job.per_block = max(1, block_bytes // rowbytes)
     if job.per_block >= 128:
-        # Blocks start 64 indices apart at least: at the same place in a cache line as the
-        # output (threads never share a line at their blocks' edges, and 16-byte aligned
-        # non-temporal stores stay possible; see lzb_channels).
+        # Blocks hold a multiple of 64 indices, so each starts at the same place in a cache
+        # line as the output does: 16-byte aligned non-temporal stores stay possible in every
+        # block (lzb_channels), and for an output that starts on a line, threads never share
+        # one at their blocks' edges. (Speed only: no test can see it.)
         job.per_block -= job.per_block % 64
     job.blocks_per_outer = (plan.shape[d] + job.per_block - 1) // job.per_block
     job.n_items = job.blocks_per_outer
@@ -270,7 +271,7 @@ cdef int _run_plan(Plan* plan, const char* s, char* t, intp_t nbytes, int nthrea
     _last_nthreads = nthreads
     cdef intp_t source_bytes = _source_bytes(plan) if plan.tiled else 0
     cdef intp_t reach = nbytes + source_bytes
-    _calibrate(reach)
+    _calibrate(reach, nbytes)
     plan.stream = reach >= _stream_bytes
     plan.stream_fill = nbytes >= _stream_fill_bytes
     plan.cached = nbytes < _copy_down_max

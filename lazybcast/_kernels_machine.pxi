@@ -338,13 +338,14 @@ cdef int _calibrate_fill() except -1:
 cdef int _calibrate_fill_beyond() except -1:
     """Once, the first time an output reaches STREAM_FILL_BEYOND, if fills stream from
     STREAM_FILL_HIGH: fill an output of STREAM_FILL_BEYOND with one thread (_fill_times;
-    20-40 ms with the allocation); if non-temporal stores are 1.15x faster, fills stream
+    20-90 ms with the allocation on Zen 5); if non-temporal stores are 1.15x faster, fills stream
     from STREAM_FILL_BEYOND (the copy threshold if higher). See STREAM_FILL_BEYOND."""
     global _stream_fill_bytes, _fill_beyond_calibrated, STREAM_FILL_BYTES
     cdef double ordinary, streamed
     cdef intp_t n = (_fill_beyond // 256) * 256
+    cdef intp_t before = _stream_fill_bytes
     _fill_beyond_calibrated = True
-    if _stream_fill_bytes < STREAM_FILL_HIGH or n <= 0:
+    if before < STREAM_FILL_HIGH or n <= 0:
         return 0
     try:
         if not _fill_times(n, 1, &ordinary, &streamed):
@@ -352,17 +353,20 @@ cdef int _calibrate_fill_beyond() except -1:
     except BaseException:
         _fill_beyond_calibrated = False  # (Ctrl-C: the next such output measures again)
         raise
-    if ordinary > 1.15 * streamed:
+    if ordinary > 1.15 * streamed and _stream_fill_bytes == before:
+        # (not if set meanwhile: the fills above release the GIL, and another thread may
+        # have set the threshold through the test hook)
         _stream_fill_bytes = max(_stream_bytes, _fill_beyond)
         STREAM_FILL_BYTES = _stream_fill_bytes
     return 0
 
 
-cdef int _calibrate(intp_t nbytes) except -1:
-    """Measure what an output of ``nbytes`` needs measured and this process has not (the
-    copies' and fills' thresholds from STREAM_BYTES_LOW, the fills' beyond the cache from
-    STREAM_FILL_BEYOND)."""
-    if nbytes >= _stream_low and not _stream_calibrated:
+cdef int _calibrate(intp_t reach, intp_t nbytes) except -1:
+    """Measure what a copy needs measured and this process has not: the copies' and fills'
+    thresholds once its ``reach`` (output bytes, plus the source a transpose reads) is
+    STREAM_BYTES_LOW or more, the fills' beyond the cache once its output (``nbytes``) is
+    STREAM_FILL_BEYOND or more."""
+    if reach >= _stream_low and not _stream_calibrated:
         _calibrate_stream()
     if nbytes >= _fill_beyond and not _fill_beyond_calibrated and _stream_calibrated:
         _calibrate_fill_beyond()
@@ -437,5 +441,5 @@ def stream_threshold(kind="copy"):
     """
     if kind not in ("copy", "fill"):
         raise ValueError(f"kind must be 'copy' or 'fill', got {kind!r}")
-    _calibrate(_stream_low if kind == "copy" else max(_stream_low, _fill_beyond))
+    _calibrate(_stream_low, 0 if kind == "copy" else _fill_beyond)
     return _stream_bytes if kind == "copy" else _stream_fill_bytes

@@ -16,7 +16,7 @@ cdef void _tiles(const Plan* p, const char* src, char* dst) noexcept nogil:
         tile *= 2
     if tile * tile * size > sizeof(buf):  # items too large for any tile: plain rows
         _rows_dispatch(size, p.shape[a], p.sstride[a], p.dstride[a], p.shape[b],
-                       p.sstride[b], p.dstride[b], src, dst, False, True)
+                       p.sstride[b], p.dstride[b], src, dst, False, p.cached)
         return
     if p.stream and p.sstride[b] == size and p.dstride[a] == size and _tiles_rows(p, src, dst):
         return  # (in the source's order: _tiles_in_source_order)

@@ -647,6 +647,33 @@ def test_cache_size_text_that_is_not_a_size_raises():
         _kernels._size_bytes("large")
 
 
+@pytest.mark.parametrize("h, w", [(5, 7), (3, 5), (16, 3), (4, 4), (1, 17)])
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float32])
+def test_streamed_deinterleave_into_planes_off_the_vector_grid(h, w, dtype):
+    """Past the streaming threshold (set to 0 here) a deinterleave stores non-temporally
+    only if every plane starts 16-byte aligned: an output that starts on a line, with
+    planes of h * w items whose bytes are not a multiple of 16 (5 x 7 uint8: 35 bytes),
+    takes ordinary stores (non-temporal ones would fault on the second plane); planes of a
+    multiple of 16 bytes stream. NumPy's bytes either way, nothing written around them."""
+    copy, _ = _kernels._stream_thresholds()
+    _kernels._stream_thresholds(copy=0)
+    try:
+        src = _data((h, w, 3), dtype)
+        nbytes = src.nbytes
+        for threads in (1, 2):
+            raw, lined = _lined(nbytes, 0)
+            out = lined.view(dtype).reshape(3, h, w)
+            expected = raw.copy()
+            start = lined.ctypes.data - raw.ctypes.data
+            expected[start:start + nbytes] = np.ascontiguousarray(
+                src.transpose(2, 0, 1)).reshape(-1).view(np.uint8)
+            lazybcast.broadcast_to(src.transpose(2, 0, 1), (3, h, w)).materialize(
+                out=out, threads=threads)
+            assert raw.tobytes() == expected.tobytes()
+    finally:
+        _kernels._stream_thresholds(copy=copy)
+
+
 def test_copy_down_hook_rejects_negative_sizes():
     with pytest.raises(ValueError, match="nbytes must be >= 0, got -1"):
         _kernels._copy_down_max_bytes(-1)
@@ -751,6 +778,21 @@ def test_fills_beyond_the_cache_are_measured_at_the_first_such_output():
         "               _kernels.STREAM_FILL_BEYOND, _kernels.STREAM_FILL_HIGH)},\n"
         "      fill == _kernels.STREAM_FILL_BYTES)\n")
     assert out == ["False", "True", "True", "1", "True", "True"]
+
+
+def test_a_transposes_source_does_not_count_towards_fills_beyond_the_cache():
+    """A transposing copy counts the source it reads against the copies' threshold, but the
+    fills beyond the cache are measured at an output of STREAM_FILL_BEYOND: a transpose of
+    a smaller output, whose source takes it past that size, does not measure them."""
+    out = _fresh_process(
+        "import numpy as np, lazybcast\n"
+        "from lazybcast import _kernels\n"
+        "n = int((_kernels.STREAM_FILL_BEYOND * 3 // 4 // 4) ** 0.5)\n"
+        "src = np.arange(n * n, dtype=np.float32).reshape(n, n).T\n"
+        "ok = np.array_equal(lazybcast.broadcast_to(src, src.shape).materialize(), src)\n"
+        "print(ok, 2 * src.nbytes >= _kernels.STREAM_FILL_BEYOND > src.nbytes,\n"
+        "      _kernels._stream_calibrations(), _kernels._fill_beyond_measured())\n")
+    assert out == ["True", "True", "1", "False"]
 
 
 @pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs setitimer")
