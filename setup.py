@@ -58,7 +58,7 @@ KERNEL_PARTS = [
     "lazybcast/_kernels_pool.h",
     "lazybcast/_kernels_binary.h",
 ] + [f"lazybcast/_kernels_{unit}.pxi" for unit in
-     ("machine", "plan", "rows", "tiles", "walk", "job", "gather", "binary")]
+     ("machine", "calibrate", "plan", "rows", "tiles", "walk", "job", "gather", "binary")]
 
 
 VIEW_PARTS = [f"lazybcast/_view_{part}.pxi" for part in

@@ -17,6 +17,8 @@ between them is a direct C call, inlined where marked ``inline``):
                              ``copy_broadcast``, the dtype check, ``simd_features``, test hooks
 ``_kernels_machine.pxi``     thresholds (streaming, replication, blocks, threads) and the cache
                              sizes they are derived from at import
+``_kernels_calibrate.pxi``   the once-per-process measurements that choose the streaming
+                             thresholds among their candidates; ``stream_threshold``
 ``_kernels_plan.pxi``        ``plan_init``: an n-d copy simplified into a Plan (GIL, may raise)
 ``_kernels_rows.pxi``        row kernels: contiguous, repeated-item, reversed and strided runs,
                              replication of a block written once
@@ -157,6 +159,7 @@ include "_kernels_rows.pxi"
 include "_kernels_tiles.pxi"
 include "_kernels_walk.pxi"
 include "_kernels_job.pxi"
+include "_kernels_calibrate.pxi"
 include "_kernels_gather.pxi"
 include "_kernels_binary.pxi"
 lzb_set_helper_spin(<long long>HELPER_SPIN_US * 1000, LZB_SPIN_MIN_NS)

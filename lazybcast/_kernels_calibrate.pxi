@@ -1,0 +1,205 @@
+# Included by _kernels.pyx: the measurements behind the streaming thresholds, run once per
+# process the first time an output needs them (_calibrate, from _run_plan in
+# _kernels_job.pxi), and stream_threshold(), which says what they chose. The candidates they
+# choose between, and the evidence for each rule, are in _kernels_machine.pxi.
+
+
+cdef double _time_replication(char* buf, intp_t n, intp_t chunk, bint stream) noexcept:
+    """Seconds to fill ``buf[chunk:n]`` from its first ``chunk`` bytes (the replication
+    loop; with a 64 kB chunk, read from L2, it stands for a copy from a cache-resident
+    source)."""
+    from time import perf_counter
+    cdef intp_t o
+    cdef double start = perf_counter()
+    with nogil:
+        o = chunk
+        while o + chunk <= n:
+            if stream:
+                lzb_stream_copy(buf + o, buf, chunk)
+            else:
+                memcpy(buf + o, buf, chunk)
+            o += chunk
+        if stream:
+            lzb_stream_fence()
+    return perf_counter() - start
+
+
+cdef int _calibrate_stream() except -1:
+    """Choose between the two streaming thresholds of copies, once: write an output of half
+    the shared cache (above LOW, below HIGH) from a 64 kB chunk (in L2, as a copy from a
+    cache-resident source) with ordinary and with non-temporal stores, each in its steady
+    state (after an untimed pass of the same kind, as when the same output is written again:
+    ordinary stores after non-temporal ones find nothing in cache), best of 3 each, taking
+    turns; 30-100 ms. If ordinary stores are 1.5x faster there (Zen 5: 1.6x at 32 MB), the
+    cache keeps such outputs and streaming starts at STREAM_BYTES_HIGH; else (Zen 3:
+    non-temporal stores 1.4-1.6x faster) at STREAM_BYTES_LOW. The margin keeps a noisy
+    measurement on a busy machine from choosing HIGH where it does not hold. Fills stream
+    from the higher of MID and this threshold."""
+    global _stream_bytes, _stream_fill_bytes, _stream_calibrated, _calibrations, STREAM_BYTES
+    global STREAM_FILL_BYTES
+    cdef intp_t n = _L3 // 2
+    cdef char* buf
+    cdef double ordinary = 1e9, streamed = 1e9
+    cdef int r
+    _stream_calibrated = True
+    buf = <char*>malloc(n)
+    if buf == NULL:
+        return 0
+    try:
+        with nogil:
+            memset(buf, 1, n)
+        for r in range(3):
+            _time_replication(buf, n, REPLICATE_CHUNK, False)
+            ordinary = min(ordinary, _time_replication(buf, n, REPLICATE_CHUNK, False))
+            _time_replication(buf, n, REPLICATE_CHUNK, True)
+            streamed = min(streamed, _time_replication(buf, n, REPLICATE_CHUNK, True))
+    finally:
+        free(buf)
+    _stream_bytes = STREAM_BYTES_HIGH if ordinary * 1.5 < streamed else STREAM_BYTES_LOW
+    _stream_fill_bytes = max(_stream_bytes, STREAM_BYTES_MID)
+    STREAM_BYTES = _stream_bytes
+    try:
+        _calibrate_fill()
+    except BaseException:
+        _stream_calibrated = False  # (Ctrl-C in the fills' copies: the next large copy
+        raise                       # measures again)
+    finally:
+        STREAM_FILL_BYTES = _stream_fill_bytes
+    _calibrations += 1
+    return 0
+
+
+cdef int _calibrate_fill() except -1:
+    """Choose the fills' streaming threshold, once, after the copies': fill an output of the
+    shared cache's size with the threads a copy of that size takes by default
+    (_fill_times); 25-40 ms with the allocation, on top of the copies' measurement (about
+    20 ms). The thresholds in use change only at the end, so other threads' copies meanwhile
+    see the old ones.
+
+    Fills stream from STREAM_FILL_HIGH unless non-temporal stores are 1.25x faster there
+    (Zen 3, one thread: 1.33x-1.66x at 32 MiB), else from MID; the copy threshold if
+    higher. The margin leans to the cheaper mistake: on this Zen 4 host non-temporal stores
+    with two threads are bimodal (most of the time no faster than one thread, 1.2-2.6x
+    slower than ordinary stores for 24-64 MiB fills; at times twice as fast, then up to 1.16x
+    faster than ordinary ones at 96-128 MiB and even at 32 MiB: 0.60 against 0.46-1.10 ms),
+    and a choice made in the fast mode would cost far more in the slow one than the reverse
+    (benchmarks/RESULTS.md, "Fills that stay in the cache"). STREAM_FILL_HIGH may come down
+    to STREAM_FILL_BEYOND later (_calibrate_fill_beyond)."""
+    global _stream_fill_bytes
+    cdef intp_t n = (_L3 // 256) * 256
+    cdef double ordinary, streamed
+    if not _fill_times(n, threads_for(n, None), &ordinary, &streamed):
+        return 0
+    _stream_fill_bytes = max(_stream_bytes, STREAM_FILL_HIGH if ordinary < 1.25 * streamed
+                             else STREAM_BYTES_MID)
+    return 0
+
+
+cdef int _calibrate_fill_beyond() except -1:
+    """Once, the first time an output reaches STREAM_FILL_BEYOND, if fills stream from
+    STREAM_FILL_HIGH: fill an output of STREAM_FILL_BEYOND with one thread (_fill_times;
+    20-90 ms with the allocation on Zen 5); if non-temporal stores are 1.15x faster, fills stream
+    from STREAM_FILL_BEYOND (the copy threshold if higher). See STREAM_FILL_BEYOND."""
+    global _stream_fill_bytes, _fill_beyond_calibrated, STREAM_FILL_BYTES
+    cdef double ordinary, streamed
+    cdef intp_t n = (_fill_beyond // 256) * 256
+    cdef intp_t before = _stream_fill_bytes
+    _fill_beyond_calibrated = True
+    if before < STREAM_FILL_HIGH or n <= 0:
+        return 0
+    try:
+        if not _fill_times(n, 1, &ordinary, &streamed):
+            return 0
+    except BaseException:
+        _fill_beyond_calibrated = False  # (Ctrl-C: the next such output measures again)
+        raise
+    if ordinary > 1.15 * streamed and _stream_fill_bytes == before:
+        # (not if set meanwhile: the fills above release the GIL, and another thread may
+        # have set the threshold through the test hook)
+        _stream_fill_bytes = max(_stream_bytes, _fill_beyond)
+        STREAM_FILL_BYTES = _stream_fill_bytes
+    return 0
+
+
+cdef int _calibrate(intp_t reach, intp_t nbytes) except -1:
+    """Measure what a copy needs measured and this process has not: the copies' and fills'
+    thresholds once its ``reach`` (output bytes, plus the source a transpose reads) is
+    STREAM_BYTES_LOW or more, the fills' beyond the cache once its output (``nbytes``) is
+    STREAM_FILL_BEYOND or more."""
+    if reach >= _stream_low and not _stream_calibrated:
+        _calibrate_stream()
+    if nbytes >= _fill_beyond and not _fill_beyond_calibrated and _stream_calibrated:
+        _calibrate_fill_beyond()
+    return 0
+
+
+cdef bint _fill_times(intp_t n, int nthreads, double* ordinary, double* streamed) except -1:
+    """Fill ``n`` bytes (rows of 64 float32 replicated, a NumPy array as outputs are) through
+    the kernels with ``nthreads`` threads: with ordinary stores (two untimed fills, one of
+    which finds the output in memory, then best of 3) and with non-temporal ones (one
+    untimed, best of 3). False if the output cannot be allocated."""
+    cdef int r
+    cdef bint stream
+    try:
+        out = np.empty((n // 256, 64), dtype=np.float32)
+    except MemoryError:
+        return False
+    src = np.arange(1, 65, dtype=np.float32)
+    ordinary[0] = streamed[0] = 1e9
+    for stream in (False, True):
+        for r in range(1 if stream else 2):
+            _timed_fill(src, out, stream, nthreads)
+        for r in range(3):
+            if stream:
+                streamed[0] = min(streamed[0], _timed_fill(src, out, stream, nthreads))
+            else:
+                ordinary[0] = min(ordinary[0], _timed_fill(src, out, stream, nthreads))
+    return True
+
+
+cdef double _timed_fill(cnp.ndarray row, cnp.ndarray out, bint stream, int nthreads) except -1:
+    """Seconds to fill each row of ``out`` (C-contiguous, rows of ``row``'s items) with
+    ``row`` through the kernels, with ``nthreads`` threads, with non-temporal stores or not
+    (``stream``) whatever the thresholds say."""
+    from time import perf_counter
+    cdef intp_t shape[2]
+    cdef intp_t sstride[2]
+    cdef intp_t dstride[2]
+    cdef const char* s = <const char*>cnp.PyArray_DATA(row)
+    cdef char* t = <char*>cnp.PyArray_DATA(out)
+    cdef intp_t nbytes = cnp.PyArray_NBYTES(out)
+    cdef Plan plan
+    cdef Job job
+    cdef double start
+    shape[0], shape[1] = cnp.PyArray_DIMS(out)[0], cnp.PyArray_DIMS(out)[1]
+    sstride[0], sstride[1] = 0, cnp.PyArray_ITEMSIZE(row)
+    dstride[0], dstride[1] = cnp.PyArray_STRIDES(out)[0], cnp.PyArray_STRIDES(out)[1]
+    plan_init(&plan, 2, shape, sstride, dstride, cnp.PyArray_ITEMSIZE(out), False, &s, &t)
+    plan.stream = stream
+    plan.stream_fill = stream
+    _job_init(&job, &plan, s, t, _block_bytes(nbytes, nthreads))
+    start = perf_counter()
+    _execute(&job, &job.next, &job.cancelled, job.n_items, nthreads, _helper, _run_block)
+    return perf_counter() - start
+
+
+def stream_threshold(kind="copy"):
+    """stream_threshold(kind="copy")
+
+    The output size (bytes) from which copies from a source (``kind="copy"``) or fills
+    (``kind="fill"``: one repeated item, replicated blocks) use non-temporal stores on this
+    machine, measuring it first if no copy has needed it yet (see ``_kernels_calibrate.pxi``).
+    A transposing copy compares its output plus the source it reads with the copy threshold.
+
+    >>> stream_threshold() in (STREAM_BYTES_LOW, STREAM_BYTES_HIGH, STREAM_BYTES)
+    True
+    >>> stream_threshold("fill") >= stream_threshold()
+    True
+    >>> stream_threshold("fill") in (STREAM_BYTES_MID, STREAM_FILL_BEYOND, STREAM_FILL_HIGH,
+    ...                              stream_threshold())
+    True
+    """
+    if kind not in ("copy", "fill"):
+        raise ValueError(f"kind must be 'copy' or 'fill', got {kind!r}")
+    _calibrate(_stream_low, 0 if kind == "copy" else _fill_beyond)
+    return _stream_bytes if kind == "copy" else _stream_fill_bytes
