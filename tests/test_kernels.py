@@ -647,6 +647,38 @@ def test_cache_size_text_that_is_not_a_size_raises():
         _kernels._size_bytes("large")
 
 
+@pytest.mark.parametrize("layout", ["transposed", "CHW->HWC", "HWC->CHW"])
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_layout_changes_broadcast_over_a_batch(layout, dtype, threads, copies_stream):
+    """A layout change (transposing tiles, image channels) broadcast over a batch axis, with
+    blocks from 64 kB (below: written once and replicated) up to L2 and past it: each block
+    that fits in L2 is written by the kernel once and copied into the others; larger ones
+    are written by the kernel each time. Ordinary and non-temporal stores; NumPy's bytes,
+    nothing written around the output."""
+    item = np.dtype(dtype).itemsize
+    for block in (64 << 10, _kernels.ROW_ORDER_SOURCE_BYTES, 2 * _kernels.ROW_ORDER_SOURCE_BYTES):
+        if layout == "transposed":
+            n = int((block // item) ** 0.5) + 3
+            src = _data((n + 1, n), dtype).T[None]            # (1, n, n + 1), read across
+        else:
+            side = int((block // (3 * item)) ** 0.5) + 2
+            if layout == "CHW->HWC":
+                src = _data((3, side, side + 1), dtype).transpose(1, 2, 0)[None]
+            else:
+                src = _data((side, side + 1, 3), dtype).transpose(2, 0, 1)[None]
+        target = (5,) + src.shape[1:]
+        nbytes = int(np.prod(target)) * item
+        raw, lined = _lined(nbytes, 16)
+        out = lined.view(dtype).reshape(target)
+        expected = raw.copy()
+        start = lined.ctypes.data - raw.ctypes.data
+        expected[start:start + nbytes] = np.ascontiguousarray(
+            np.broadcast_to(src, target)).reshape(-1).view(np.uint8)
+        lazybcast.broadcast_to(src, target).materialize(out=out, threads=threads)
+        assert raw.tobytes() == expected.tobytes(), block
+
+
 @pytest.mark.parametrize("h, w", [(5, 7), (3, 5), (16, 3), (4, 4), (1, 17)])
 @pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float32])
 def test_streamed_deinterleave_into_planes_off_the_vector_grid(h, w, dtype):
