@@ -15,8 +15,8 @@ between them is a direct C call, inlined where marked ``inline``):
                              ``plan_run``, ``copy_into``, ``threads_for``, ``may_overlap``
 ``_kernels.pyx``             this map, the C declarations, and the entry points: ``copy_into``,
                              ``copy_broadcast``, the dtype check, ``simd_features``, test hooks
-``_kernels_machine.pxi``     thresholds (streaming, replication, blocks, threads) and the cache
-                             sizes they are derived from at import
+``_kernels_machine.pxi``     thresholds (streaming, replication, blocks, threads), the cache
+                             sizes they are derived from at import, and their test hooks
 ``_kernels_calibrate.pxi``   the once-per-process measurements that choose the streaming
                              thresholds among their candidates; ``stream_threshold``
 ``_kernels_plan.pxi``        ``plan_init``: an n-d copy simplified into a Plan (GIL, may raise)
@@ -311,62 +311,6 @@ def _helper_delay(us=None, inside_us=None):
     shares of jobs helpers have taken in this process."""
     return lzb_helper_delay(-1 if us is None else <long long>us * 1000,
                             -1 if inside_us is None else <long long>inside_us * 1000)
-
-
-cdef intp_t _size_or(object value, intp_t current, str name) except -1:
-    """A hook's argument ``name``: ``value`` checked to be a size (>= 0), or ``current``
-    if it is None."""
-    if value is None:
-        return current
-    if value < 0:
-        raise ValueError(f"{name} must be >= 0, got {value}")
-    return value
-
-
-def _transpose_stage(nbytes=None):
-    """Test and benchmark hook: streamed transposes go through a staging block of
-    ``nbytes`` (0: none, the tiles write straight out); ``None`` leaves it. Returns the size
-    in use."""
-    global _transpose_stage_bytes
-    _transpose_stage_bytes = _size_or(nbytes, _transpose_stage_bytes, "nbytes")
-    return _transpose_stage_bytes
-
-
-def _copy_down_max_bytes(nbytes=None):
-    """Test hook: a long row broadcast over several is copied into all of them a chunk at a
-    time only in outputs smaller than ``nbytes`` (0: never); ``None`` leaves it. Returns the
-    size in use."""
-    global _copy_down_max
-    _copy_down_max = _size_or(nbytes, _copy_down_max, "nbytes")
-    return _copy_down_max
-
-
-def _stream_thresholds(copy=None, fill=None):
-    """Test and benchmark hook: copies from a source stream from ``copy`` bytes of output,
-    fills from ``fill`` (after calibrating, as the first copies past each threshold would);
-    ``None`` leaves either. Returns the pair in use."""
-    global _stream_bytes, _stream_fill_bytes
-    _calibrate(_stream_low, _fill_beyond)
-    copy_bytes = _size_or(copy, _stream_bytes, "copy")
-    _stream_fill_bytes = _size_or(fill, _stream_fill_bytes, "fill")
-    _stream_bytes = copy_bytes
-    return _stream_bytes, _stream_fill_bytes
-
-
-def _fill_beyond_measured():
-    """Test hook: whether this process is done with fills beyond the cache
-    (_calibrate_fill_beyond, at the first output of STREAM_FILL_BEYOND or more, or when the
-    thresholds are asked for): measured, or found nothing to measure (the first
-    calibration chose MID, LAZYBCAST_STREAM_BYTES is set, or the measurement's output could
-    not be allocated; it is not tried again). An interrupted measurement does not count."""
-    return _fill_beyond_calibrated
-
-
-def _stream_calibrations():
-    """Test hook: how many times this process measured its streaming thresholds to the end
-    (0 or 1; an interrupted measurement does not count, and the next large copy measures
-    again)."""
-    return _calibrations
 
 
 def _transposes_staged():

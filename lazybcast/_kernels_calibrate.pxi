@@ -203,3 +203,19 @@ def stream_threshold(kind="copy"):
         raise ValueError(f"kind must be 'copy' or 'fill', got {kind!r}")
     _calibrate(_stream_low, 0 if kind == "copy" else _fill_beyond)
     return _stream_bytes if kind == "copy" else _stream_fill_bytes
+
+
+def _fill_beyond_measured():
+    """Test hook: whether this process is done with fills beyond the cache
+    (_calibrate_fill_beyond, at the first output of STREAM_FILL_BEYOND or more, or when the
+    thresholds are asked for): measured, or found nothing to measure (the first
+    calibration chose MID, LAZYBCAST_STREAM_BYTES is set, or the measurement's output could
+    not be allocated; it is not tried again). An interrupted measurement does not count."""
+    return _fill_beyond_calibrated
+
+
+def _stream_calibrations():
+    """Test hook: how many times this process measured its streaming thresholds to the end
+    (0 or 1; an interrupted measurement does not count, and the next large copy measures
+    again)."""
+    return _calibrations

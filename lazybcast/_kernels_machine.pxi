@@ -243,3 +243,45 @@ cdef bint _stream_calibrated = _env_bytes("LAZYBCAST_STREAM_BYTES") is not None
 cdef bint _fill_beyond_calibrated = _stream_calibrated
 cdef intp_t _fill_beyond = STREAM_FILL_BEYOND
 cdef int _calibrations = 0  # completed calibrations (test hook _stream_calibrations)
+
+
+# ---- Test and benchmark hooks: the thresholds in use ----------------------------------
+
+cdef intp_t _size_or(object value, intp_t current, str name) except -1:
+    """A hook's argument ``name``: ``value`` checked to be a size (>= 0), or ``current``
+    if it is None."""
+    if value is None:
+        return current
+    if value < 0:
+        raise ValueError(f"{name} must be >= 0, got {value}")
+    return value
+
+
+def _transpose_stage(nbytes=None):
+    """Test and benchmark hook: streamed transposes go through a staging block of
+    ``nbytes`` (0: none, the tiles write straight out); ``None`` leaves it. Returns the size
+    in use."""
+    global _transpose_stage_bytes
+    _transpose_stage_bytes = _size_or(nbytes, _transpose_stage_bytes, "nbytes")
+    return _transpose_stage_bytes
+
+
+def _copy_down_max_bytes(nbytes=None):
+    """Test hook: a long row broadcast over several is copied into all of them a chunk at a
+    time only in outputs smaller than ``nbytes`` (0: never); ``None`` leaves it. Returns the
+    size in use."""
+    global _copy_down_max
+    _copy_down_max = _size_or(nbytes, _copy_down_max, "nbytes")
+    return _copy_down_max
+
+
+def _stream_thresholds(copy=None, fill=None):
+    """Test and benchmark hook: copies from a source stream from ``copy`` bytes of output,
+    fills from ``fill`` (after calibrating, as the first copies past each threshold would);
+    ``None`` leaves either. Returns the pair in use."""
+    global _stream_bytes, _stream_fill_bytes
+    _calibrate(_stream_low, _fill_beyond)
+    copy_bytes = _size_or(copy, _stream_bytes, "copy")
+    _stream_fill_bytes = _size_or(fill, _stream_fill_bytes, "fill")
+    _stream_bytes = copy_bytes
+    return _stream_bytes, _stream_fill_bytes

@@ -48,29 +48,20 @@ cdef void _run(const Plan* p, int d, const char* src, char* dst) noexcept nogil:
                 memcpy(dst, src, p.itemsize)
                 _replicate(dst, p.itemsize, n, p.stream_fill)
                 return
-        elif p.dstride[d] < _replicate_chunk and not (
+        elif (p.dstride[d] < _replicate_chunk and not (
                 (p.dstride[d] >= 4096 or (not p.stream
                                           and p.shape[last] * p.itemsize >= COPY_DOWN_MIN))
                 and d + 1 == last and p.sstride[last] == p.itemsize
-                and p.dstride[last] == p.itemsize):
+                and p.dstride[last] == p.itemsize)) or (
+                p.dstride[d] <= _row_order_source and _moves_layout(p)):
             # Small blocks: write one, then copy it (from cache) into the others. A large
             # block, or a block that is one long memcpy anyway, is cheaper to write again
             # from its (smaller, cache-resident) source; a row of COPY_DOWN_MIN or more, in
-            # the cache, too (_rows_dispatch: lzb_copy_down).
+            # the cache, too (_rows_dispatch: lzb_copy_down). Except a block up to L2 whose
+            # inner copy changes the layout (transposing tiles, image channels): that kernel
+            # costs several times a copy from the cache per byte.
             _run(p, d + 1, src, dst)
             _replicate(dst, p.dstride[d], n, p.stream_fill)
-            return
-        elif p.dstride[d] <= _row_order_source and _moves_layout(p):
-            # A block that fits in L2 and whose inner copy changes the layout (transposing
-            # tiles, image channels): written once by that kernel, then copied from the
-            # cache into the others, several times cheaper per byte than the kernel.
-            _run(p, d + 1, src, dst)
-            # (axes d.. are one contiguous block: each index of d is dstride[d] bytes of it)
-            for i in range(1, n):
-                if p.stream:
-                    lzb_stream_copy(dst + i * p.dstride[d], dst, p.dstride[d])
-                else:
-                    lzb_copy(dst + i * p.dstride[d], dst, p.dstride[d])
             return
     if d == last:
         _rows_dispatch(p.itemsize, 1, 0, 0, n, p.sstride[d], p.dstride[d], src, dst,

@@ -553,6 +553,19 @@ def _lined(nbytes, offset):
     return raw, raw[start:start + nbytes]
 
 
+def _packed_out(want, offset):
+    """``(raw, out, expected)``: a packed output of ``want``'s shape and dtype ``offset``
+    bytes past a line of a guarded buffer (_lined), and the buffer's bytes once ``want`` is
+    written into it."""
+    want = np.ascontiguousarray(want)
+    raw, lined = _lined(want.nbytes, offset)
+    out = lined.view(want.dtype).reshape(want.shape)
+    expected = raw.copy()
+    start = lined.ctypes.data - raw.ctypes.data
+    expected[start:start + want.nbytes] = want.reshape(-1).view(np.uint8)
+    return raw, out, expected
+
+
 @pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float32, np.float64, np.complex128])
 def test_transposes_in_the_source_order_stay_in_their_rows(dtype, simd):
     """Streamed transposes whose output rows start on cache lines go in the source's order:
@@ -668,13 +681,7 @@ def test_layout_changes_broadcast_over_a_batch(layout, dtype, threads, copies_st
             else:
                 src = _data((side, side + 1, 3), dtype).transpose(2, 0, 1)[None]
         target = (5,) + src.shape[1:]
-        nbytes = int(np.prod(target)) * item
-        raw, lined = _lined(nbytes, 16)
-        out = lined.view(dtype).reshape(target)
-        expected = raw.copy()
-        start = lined.ctypes.data - raw.ctypes.data
-        expected[start:start + nbytes] = np.ascontiguousarray(
-            np.broadcast_to(src, target)).reshape(-1).view(np.uint8)
+        raw, out, expected = _packed_out(np.broadcast_to(src, target), 16)
         lazybcast.broadcast_to(src, target).materialize(out=out, threads=threads)
         assert raw.tobytes() == expected.tobytes(), block
 
@@ -691,14 +698,8 @@ def test_streamed_deinterleave_into_planes_off_the_vector_grid(h, w, dtype):
     _kernels._stream_thresholds(copy=0)
     try:
         src = _data((h, w, 3), dtype)
-        nbytes = src.nbytes
         for threads in (1, 2):
-            raw, lined = _lined(nbytes, 0)
-            out = lined.view(dtype).reshape(3, h, w)
-            expected = raw.copy()
-            start = lined.ctypes.data - raw.ctypes.data
-            expected[start:start + nbytes] = np.ascontiguousarray(
-                src.transpose(2, 0, 1)).reshape(-1).view(np.uint8)
+            raw, out, expected = _packed_out(src.transpose(2, 0, 1), 0)
             lazybcast.broadcast_to(src.transpose(2, 0, 1), (3, h, w)).materialize(
                 out=out, threads=threads)
             assert raw.tobytes() == expected.tobytes()
@@ -1054,8 +1055,8 @@ def copies_stream(request):
 @pytest.mark.parametrize("dtype", [np.uint8, np.float32])
 def test_large_channel_transposes_in_blocks(direction, threads, offset, dtype, copies_stream):
     """Past CHUNK_BYTES the work is cut into blocks (shared among threads) along the pixels,
-    every block with all the channels of its pixels, starting 64 pixels apart at least (at
-    the output's place in its cache line, so that non-temporal stores stay aligned): an
+    every block with all the channels of its pixels (a multiple of 64 pixels, so that
+    non-temporal stores stay aligned: speed only, not seen here): an
     output at 0, 1 and 16 bytes into a line, with ordinary and non-temporal stores (planes
     of a multiple of 16 bytes, as deinterleaving needs for them); NumPy's bytes, nothing
     written around the output."""
@@ -1065,12 +1066,7 @@ def test_large_channel_transposes_in_blocks(direction, threads, offset, dtype, c
     else:
         source = _data((h, w, 3), dtype).transpose(2, 0, 1)
     assert source.nbytes > _kernels.CHUNK_BYTES
-    raw, lined = _lined(source.nbytes, offset)
-    out = lined.view(dtype).reshape(source.shape)
-    expected = raw.copy()
-    start = lined.ctypes.data - raw.ctypes.data
-    expected[start:start + lined.size] = _expected(source, source.shape).reshape(-1).view(
-        np.uint8)
+    raw, out, expected = _packed_out(source, offset)
     lazybcast.broadcast_to(source, source.shape).materialize(out=out, threads=threads)
     assert raw.tobytes() == expected.tobytes()
 
