@@ -75,17 +75,19 @@ How bytes move, innermost first:
   chunk forward.
 
 Threads: a copy cut into more than one block may use helper threads (``threads``, or by
-default two for outputs of :data:`AUTO_THREADS_BYTES` and more, and from
-:data:`LOOP_THREADS_BYTES` for copies in a loop). They are plain C threads
-with every signal blocked. On POSIX systems a helper stays after its share of a copy, spinning
-for the next one for as long as that share took (50 us to :data:`HELPER_SPIN_US`), then
-exits: copies in a loop hand their blocks to a running helper instead of starting one (~30
-us), as OpenMP runtimes do (torch's spin ~10 ms). A call returns or raises only when no helper
-is inside its job -- also when Ctrl-C arrives, any number of times: the copy is cancelled,
-each helper finishes at most its current block, and only then does ``KeyboardInterrupt``
-leave. Before ``fork()`` a ``pthread_atfork`` handler stops and joins the helpers, so the
-child (and Python 3.12's check for threads) finds a single-threaded process; the child
-handler resets the pool. On Windows helpers are started and joined by each call.
+default two for outputs of :data:`AUTO_THREADS_BYTES` and more, from
+:data:`WAKE_THREADS_BYTES` when a helper is parked, and from :data:`LOOP_THREADS_BYTES` for
+copies in a loop). They are plain C threads with every signal blocked. On POSIX systems a
+helper stays after its share of a copy, spinning for the next one for as long as that share
+took (50 us to :data:`HELPER_SPIN_US`), then sleeps until a copy wakes it: copies in a loop
+hand their blocks to a running helper, later ones wake it (~8 us) instead of starting a
+thread (~15-30 us), as OpenMP runtimes do (torch's spin ~10 ms). A call returns or raises
+only when no helper is inside its job -- also when Ctrl-C arrives, any number of times: the
+copy is cancelled, each helper finishes at most its current block, and only then does
+``KeyboardInterrupt`` leave. Before ``fork()`` a ``pthread_atfork`` handler stops and joins
+the helpers, so the child (and Python 3.12's check for threads) finds a single-threaded
+process; the child handler resets the pool. On Windows helpers are started and joined by
+each call.
 
 The vector code is in ``_kernels_simd.h``: SSE2 on x86-64, plus SSSE3 shuffles and AVX2 stores
 where the CPU has them, chosen at run time (:func:`simd_features`); elsewhere portable loops.
@@ -325,8 +327,13 @@ def _transposes_in_source_order():
 
 
 def _helpers_alive():
-    """Test hook: helper threads alive now (spinning after a copy, or in one)."""
+    """Test hook: helper threads alive now (in a copy, spinning after one, or parked)."""
     return lzb_helpers_alive()
+
+
+def _helpers_parked():
+    """Test hook: helper threads asleep, waiting for the next copy."""
+    return lzb_helpers_parked()
 
 
 def _last_threads():

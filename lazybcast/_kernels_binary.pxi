@@ -169,7 +169,7 @@ def binary_into(int op, cnp.ndarray a not None, cnp.ndarray b not None,
     nthreads = threads_for(nbytes, threads)
     loop_sized = _loop_sized(nbytes, threads)
     if loop_sized:
-        nthreads = _loop_threads()
+        nthreads = _loop_threads(nbytes)
     block = _block_bytes(nbytes, nthreads) // outsize
     if job.n >= block:  # blocks are pieces of one row
         job.cols_per_item = block

@@ -13,6 +13,7 @@ cdef extern from "_kernels_team.h":
     long long lzb_helper_spin() noexcept nogil
     int lzb_helpers_alive() noexcept nogil
     int lzb_helpers_idle() noexcept nogil
+    int lzb_helpers_parked() noexcept nogil
     long long lzb_now_ns() noexcept nogil
     long long LZB_SPIN_MIN_NS
     unsigned long lzb_helper_delay(long long delay_ns, long long delay_in_ns) noexcept nogil
@@ -197,14 +198,15 @@ cdef int _loop_run = 0  # such copies in a row, each started soon after the one 
 cdef int _last_nthreads = 0  # threads the last copy chose (test hook _last_threads)
 
 
-cdef int _loop_threads() except -1:
+cdef int _loop_threads(intp_t nbytes) except -1:
     """Threads for a copy of LOOP_THREADS_BYTES to AUTO_THREADS_BYTES when the caller did not
-    say: two if a helper is spinning now (handing it blocks costs ~1 us), or if this is the
-    third copy in a row that starts within the helpers' shortest spin (50 us) of the previous
-    one's end: a loop, whose next copies will find the helper this one starts (~30 us, once)
-    still spinning. One otherwise: one-off copies never pay for starting a helper. (The
-    window is the default shortest spin, LZB_SPIN_MIN_NS, also where the test hook
-    _helper_spin lengthens the spin.)"""
+    say: two if a helper is spinning now (handing it blocks costs ~1 us); or if one is parked
+    and the copy has WAKE_THREADS_BYTES or more (waking it costs the caller ~8 us on a VM);
+    or if this is the third copy in a row that starts within the helpers' shortest spin (50
+    us) of the previous one's end: a loop, whose next copies will find the helper this one
+    starts (~30 us, once) still spinning. One otherwise: smaller one-off copies never pay for
+    a helper. (The window is the default shortest spin, LZB_SPIN_MIN_NS, also where the test
+    hook _helper_spin lengthens the spin.)"""
     global _loop_run
     if lzb_helper_spin() < LZB_SPIN_MIN_NS:  # helpers do not spin (one CPU, Windows, or set so)
         return 1
@@ -212,7 +214,9 @@ cdef int _loop_threads() except -1:
         _loop_run += 1
     else:
         _loop_run = 0
-    return 2 if lzb_helpers_idle() > 0 or _loop_run >= 2 else 1
+    if lzb_helpers_idle() > 0 or _loop_run >= 2:
+        return 2
+    return 2 if nbytes >= _wake_threads_bytes and lzb_helpers_parked() > 0 else 1
 
 
 cdef inline intp_t _block_bytes(intp_t nbytes, int nthreads) noexcept:
@@ -241,7 +245,7 @@ cdef int _execute_plan(Plan* plan, const char* s, char* t, cnp.ndarray out,
     if plan.empty:
         return 0
     if _loop_sized(nbytes, threads) and not plan.has_objects:
-        nthreads = _loop_threads()
+        nthreads = _loop_threads(nbytes)
         try:
             _run_plan(plan, s, t, nbytes, nthreads)
         finally:

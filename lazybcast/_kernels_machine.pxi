@@ -213,13 +213,24 @@ AUTO_THREADS_BYTES = _env_bytes("LAZYBCAST_AUTO_THREADS_BYTES") or (
 LOOP_THREADS_BYTES = _env_bytes("LAZYBCAST_LOOP_THREADS_BYTES") or (
     max(128 << 10, L2_BYTES or 512 << 10) if _usable_cpus() >= 2 else 1 << 62)
 
+#: Outputs from this size up to AUTO_THREADS_BYTES use two threads too, when materialize() is
+#: not told how many, if a helper is parked (asleep after an earlier copy): waking it costs
+#: the caller one futex wake, and it pays from here for a copy alone. Half of
+#: AUTO_THREADS_BYTES, at least LOOP_THREADS_BYTES. Zen 5 KVM guest, one-off copies 3 ms
+#: apart, the process quiet, medians of 61, one thread against two waking a parked helper
+#: (benchmarks/helpers_oneoff.py; benchmarks/RESULTS.md, "Parked helpers"): output written
+#: just before 1 MiB 21 / 28 us, 2 MiB 41 / 38, 4 MiB 84 / 58; output evicted 1 MiB 32 /
+#: 34, 2 MiB 62 / 46. A copy that follows it finds the woken helper spinning.
+WAKE_THREADS_BYTES = max(LOOP_THREADS_BYTES, AUTO_THREADS_BYTES // 2)
+
 #: Blocks of a copy shared among threads hold at least this many bytes (~3 us of writing,
 #: against ~0.3 us to hand a block out and check for Ctrl-C).
 THREAD_BLOCK_MIN_BYTES = 64 << 10
 
 #: Helper threads spin after their share of a copy for as long as it took, at most this many
-#: microseconds (and at least 50 us), waiting for the next copy; then they exit
-#: (_kernels_pool.h). 0: they exit at once (each multi-threaded copy starts its helpers).
+#: microseconds (and at least 50 us), waiting for the next copy; then they sleep until a
+#: copy wakes them (_kernels_pool.h). 0: no pool, they exit at once (each multi-threaded
+#: copy starts its helpers).
 #: On a machine with one usable CPU a spinning helper would only take the CPU from the
 #: caller: 0 there.
 HELPER_SPIN_US = _env_bytes("LAZYBCAST_HELPER_SPIN_US")
@@ -239,6 +250,7 @@ cdef intp_t _stream_low = min(STREAM_BYTES, STREAM_BYTES_LOW)
 cdef intp_t _copy_down_max = COPY_DOWN_MAX_BYTES
 cdef intp_t _auto_threads_bytes = AUTO_THREADS_BYTES
 cdef intp_t _loop_threads_bytes = LOOP_THREADS_BYTES
+cdef intp_t _wake_threads_bytes = WAKE_THREADS_BYTES
 cdef bint _stream_calibrated = _env_bytes("LAZYBCAST_STREAM_BYTES") is not None
 cdef bint _fill_beyond_calibrated = _stream_calibrated
 cdef intp_t _fill_beyond = STREAM_FILL_BEYOND

@@ -1,23 +1,28 @@
 /* The POSIX helper pool behind _kernels_team.h's API (included there, after LZB_TEAM_MAX;
  * not used on Windows).
  *
- * On POSIX systems the helpers outlive a call only briefly: after its share of a copy a
- * helper spins (pause loop) for as long as that share took, between LZB_SPIN_MIN_NS and
- * lzb_pool.spin_max_ns (1 ms unless set), waiting for the next copy; then it exits. A copy
- * that comes back-to-back (a loop, a data loader) finds its helper running and hands it
- * blocks at once, where starting a thread costs ~30 us and waking a sleeping one through the
- * kernel ~20-40 us on a VM (Zen 3, KVM). This is what OpenMP runtimes do after a parallel
- * region (libgomp spins for up to GOMP_SPINCOUNT pauses), bounded here by the work itself:
- * the spin never costs more CPU than the share of work before it, and an idle process has
- * no helper after a millisecond.
+ * After its share of a copy a helper spins (pause loop) for as long as that share took,
+ * between LZB_SPIN_MIN_NS and lzb_pool.spin_max_ns (1 ms unless set), waiting for the next
+ * copy; then it sleeps on a condition variable (parks) until a copy wants it. A copy that
+ * comes back-to-back (a loop, a data loader) finds its helper running and hands it blocks at
+ * once; one that comes later wakes a parked helper, which costs the caller one futex wake
+ * (~8 us on a KVM guest, where the wake sends an interrupt to an idle vCPU) instead of
+ * starting a thread (~15-30 us, and the thread's first run). This is what OpenMP runtimes do
+ * after a parallel region (libgomp spins for up to GOMP_SPINCOUNT pauses, then sleeps on a
+ * futex), with the spin bounded by the work itself: it never costs more CPU than the share
+ * of work before it. Zen 5 KVM guest, 2 vCPUs, one-off 8 MiB copies 3 ms apart, medians of
+ * 61 (benchmarks/helpers_oneoff.py; benchmarks/RESULTS.md, "Parked helpers"): 182 us on
+ * one thread, 142 us with two starting a helper, 95 us waking a parked one. A spin of 0
+ * (lzb_set_helper_spin; HELPER_SPIN_US) means no pool: helpers exit after each copy.
  *
  * The guarantees of _kernels_team.h hold: lzb_team_join returns only when no helper is inside
  * the call's job (the job is withdrawn first, so a helper that had not yet taken it never
  * will), so the caller's buffers and its Job on the stack are never touched after it
  * returns; nothing -- no number of KeyboardInterrupts -- makes the caller leave earlier.
- * fork(): a pthread_atfork prepare handler stops the helpers and joins them before the fork,
- * so the child (and Python 3.12+'s check for other threads) finds none; the child handler
- * resets the pool. One copy at a time uses the pool: a copy that finds it in use (another
+ * fork(): a pthread_atfork prepare handler stops the helpers (waking the parked ones) and
+ * joins them before the fork, so the child (and Python 3.12+'s check for other threads)
+ * finds none; the child handler resets the pool, and the parent's next copy that wants a
+ * helper starts one. One copy at a time uses the pool: a copy that finds it in use (another
  * Python thread's copy, without the GIL) runs on its own thread.
  *
  * Two fork() calls at once (glibc 2.35+ runs their prepare handlers concurrently) are
@@ -29,6 +34,9 @@
 #ifndef LAZYBCAST_KERNELS_POOL_H
 #define LAZYBCAST_KERNELS_POOL_H
 
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE  /* (sched_getcpu, CPU_SET; Python.h defines it on Linux) */
+#endif
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -63,10 +71,14 @@ typedef struct {
     unsigned long seen0[LZB_TEAM_MAX];  /* gen when the slot's thread was started */
     pthread_t thread[LZB_TEAM_MAX];
     int idle;                     /* helpers spinning for the next copy (atomic) */
+    int parked;                   /* helpers asleep on `wake` (atomic; changed under lock) */
+    pthread_cond_t wake;          /* signalled for each job and for a fork */
+    int caller_cpu;               /* the CPU the last job's caller ran on (-1: unknown) */
 } lzb_pool_t;
 
 static lzb_pool_t lzb_pool = {PTHREAD_MUTEX_INITIALIZER, NULL, NULL, 0, 0, 0, 0, 0,
-                              LZB_SPIN_MAX_NS, LZB_SPIN_MIN_NS, 0, 0, 0, 0};
+                              LZB_SPIN_MAX_NS, LZB_SPIN_MIN_NS, 0, 0, 0, 0, {0}, {0}, {0},
+                              0, 0, PTHREAD_COND_INITIALIZER, -1};
 static pthread_once_t lzb_pool_once = PTHREAD_ONCE_INIT;
 /* Held from the prepare handler to the parent's: glibc 2.35+ runs the prepare handlers of
  * two concurrent fork() calls at the same time, and both would join the same helpers. */
@@ -90,6 +102,28 @@ static inline void lzb_pause(void) {
     __builtin_ia32_pause();
 #elif defined(__aarch64__)
     __asm__ __volatile__("yield");
+#endif
+}
+
+/* Move the calling thread off `cpu` if it runs there and may run elsewhere. A woken helper
+ * calls it with its caller's CPU: some kernels place a woken thread on the waker's CPU (this
+ * project's KVM guests boot with sched_vcpu_pack, which packs tasks onto busy vCPUs), where
+ * it would preempt the caller and then spin on the caller's CPU while the other CPU idles.
+ * Narrowing the thread's affinity migrates it before sched_setaffinity returns; restoring
+ * the mask leaves it where it is. Bench pairs of 4 MiB copies (Zen 5 guest, medians of
+ * 1,300-1,800 rounds): 30.7-40.4 us without the move, 28.0-28.8 with it. */
+static void lzb_leave_cpu(int cpu) {
+#if defined(__linux__)
+    cpu_set_t mask, other;
+    if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getcpu() != cpu) return;
+    if (sched_getaffinity(0, sizeof mask, &mask) != 0 || CPU_COUNT(&mask) < 2) return;
+    other = mask;
+    CPU_CLR(cpu, &other);
+    if (CPU_COUNT(&other) == 0) return;
+    if (sched_setaffinity(0, sizeof other, &other) == 0)  /* (migrates before it returns) */
+        sched_setaffinity(0, sizeof mask, &mask);
+#else
+    (void)cpu;
 #endif
 }
 
@@ -122,7 +156,21 @@ static void *lzb_pool_main(void *p) {
         delay = __atomic_load_n(&lzb_pool.delay_ns, __ATOMIC_RELAXED);
         if (delay > 0) lzb_sleep_ns(delay);
         pthread_mutex_lock(&lzb_pool.lock);
-        if (lzb_pool.stop || lzb_pool.gen == seen) {  /* stopped, or no copy came: leave */
+        if (!lzb_pool.stop && lzb_pool.gen == seen && lzb_pool.spin_max_ns > 0) {
+            /* No copy came during the spin: park until one does (or a fork, or a spin of 0) */
+            __atomic_store_n(&lzb_pool.parked, lzb_pool.parked + 1, __ATOMIC_RELAXED);
+            while (!lzb_pool.stop && lzb_pool.gen == seen && lzb_pool.spin_max_ns > 0)
+                pthread_cond_wait(&lzb_pool.wake, &lzb_pool.lock);
+            __atomic_store_n(&lzb_pool.parked, lzb_pool.parked - 1, __ATOMIC_RELAXED);
+            lzb_leave_cpu(lzb_pool.caller_cpu);
+            delay = lzb_pool.delay_ns;  /* (the test hook applies to a woken helper too) */
+            if (delay > 0) {
+                pthread_mutex_unlock(&lzb_pool.lock);
+                lzb_sleep_ns(delay);
+                pthread_mutex_lock(&lzb_pool.lock);
+            }
+        }
+        if (lzb_pool.stop || lzb_pool.gen == seen) {  /* stopped, or no pool (spin 0): leave */
             lzb_pool.state[slot] = LZB_SLOT_EXITED;
             pthread_mutex_unlock(&lzb_pool.lock);
             return NULL;
@@ -159,6 +207,7 @@ static void lzb_pool_prepare(void) {
     pthread_mutex_lock(&lzb_fork_lock);  /* released by the parent handler */
     pthread_mutex_lock(&lzb_pool.lock);
     __atomic_store_n(&lzb_pool.stop, 1, __ATOMIC_RELEASE);  /* no thread starts from now */
+    pthread_cond_broadcast(&lzb_pool.wake);  /* parked helpers leave too */
     for (k = 0; k < lzb_pool.slots; k++)
         if (lzb_pool.state[k] != LZB_SLOT_NONE) slot[n++] = k;
     pthread_mutex_unlock(&lzb_pool.lock);
@@ -182,6 +231,7 @@ static void lzb_pool_child(void) {
     memset(&lzb_pool, 0, sizeof lzb_pool);
     pthread_mutex_init(&lzb_pool.lock, NULL);
     pthread_mutex_init(&lzb_fork_lock, NULL);
+    pthread_cond_init(&lzb_pool.wake, NULL);
     lzb_pool.spin_max_ns = spin;
     lzb_pool.spin_min_ns = spin_min;
     lzb_pool.gen = gen;  /* (delay_ns and taken restart at 0) */
@@ -203,9 +253,9 @@ static inline int lzb_pool_stopping(void) {
     return __atomic_load_n(&lzb_pool.stop, __ATOMIC_ACQUIRE);
 }
 
-/* Offer fn(arg) to up to n helpers (started if not running); returns how many take part
- * (0 if another copy holds the pool or no thread could be started: the caller's own loop
- * then does all the work). Every helper that takes part runs fn(arg) to its end; the
+/* Offer fn(arg) to up to n helpers (woken if parked, started if not alive); returns how
+ * many take part (0 if another copy holds the pool or no thread could be started: the
+ * caller's own loop then does all the work). Every helper that takes part runs fn(arg) to its end; the
  * caller must call lzb_team_join before its job goes away. */
 static inline int lzb_team_start(lzb_team *team, int n, void (*fn)(void *), void *arg) {
     int k, started = 0;
@@ -249,7 +299,11 @@ static inline int lzb_team_start(lzb_team *team, int n, void (*fn)(void *), void
     lzb_pool.fn = fn;
     lzb_pool.arg = arg;
     lzb_pool.want = started;
+#if defined(__linux__)
+    lzb_pool.caller_cpu = sched_getcpu();
+#endif
     __atomic_store_n(&lzb_pool.gen, lzb_pool.gen + 1, __ATOMIC_RELEASE);
+    if (lzb_pool.parked > 0) pthread_cond_broadcast(&lzb_pool.wake);  /* (else no syscall) */
     pthread_mutex_unlock(&lzb_pool.lock);
     team->started = started;
     return started;
@@ -283,13 +337,15 @@ static inline void lzb_team_join(lzb_team *team) {
 }
 
 /* How long helpers spin after a share of work: as long as it took, at least min_ns, at
- * most max_ns (0: they leave at once). A spinning helper sees a new max_ns at once. */
+ * most max_ns (0: no pool, they leave at once, parked ones too). A spinning helper sees a
+ * new max_ns at once. */
 static inline void lzb_set_helper_spin(long long max_ns, long long min_ns) {
     if (max_ns < 0) max_ns = 0;
     if (min_ns < 0) min_ns = 0;
     pthread_mutex_lock(&lzb_pool.lock);
     __atomic_store_n(&lzb_pool.spin_max_ns, max_ns, __ATOMIC_RELAXED);
     lzb_pool.spin_min_ns = min_ns < max_ns ? min_ns : max_ns;
+    if (max_ns == 0) pthread_cond_broadcast(&lzb_pool.wake);  /* parked helpers leave */
     pthread_mutex_unlock(&lzb_pool.lock);
 }
 
@@ -311,7 +367,12 @@ static inline int lzb_helpers_idle(void) {
     return __atomic_load_n(&lzb_pool.idle, __ATOMIC_RELAXED);
 }
 
-/* Helper threads alive now (spinning or working). */
+/* Helper threads asleep, waiting for the next copy (a hint). */
+static inline int lzb_helpers_parked(void) {
+    return __atomic_load_n(&lzb_pool.parked, __ATOMIC_RELAXED);
+}
+
+/* Helper threads alive now (spinning, parked or working). */
 static inline int lzb_helpers_alive(void) {
     int k, n = 0;
     pthread_mutex_lock(&lzb_pool.lock);

@@ -87,6 +87,7 @@ static inline void lzb_set_helper_spin(long long max_ns, long long min_ns) {
 static inline long long lzb_helper_spin(void) { return 0; }
 static inline int lzb_helpers_alive(void) { return 0; }
 static inline int lzb_helpers_idle(void) { return 0; }
+static inline int lzb_helpers_parked(void) { return 0; }
 static inline unsigned long lzb_helper_delay(long long delay_ns, long long delay_in_ns) {
     (void)delay_ns;
     (void)delay_in_ns;

@@ -148,24 +148,87 @@ def _os_threads():
         return None
 
 
-def test_no_helper_thread_outlives_its_spin():
-    """Helper threads spin for the next copy at most HELPER_SPIN_US (1 ms) after their share,
-    then exit: none is left behind for long."""
-    before_os, before_py = _os_threads(), threading.active_count()
+def _helper_cpu_ticks():
+    """CPU time (clock ticks) used so far by lazybcast's helper threads, or None without
+    /proc."""
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return None
+    ticks = 0
+    for task in tasks:
+        try:
+            with open(f"/proc/self/task/{task}/stat") as f:
+                stat = f.read()
+        except OSError:  # (gone meanwhile)
+            continue
+        name, rest = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:]
+        if name.startswith("lazybcast"):
+            fields = rest.split()
+            ticks += int(fields[11]) + int(fields[12])  # utime, stime
+    return ticks
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="Windows joins helpers in each call")
+def test_helpers_park_after_their_spin_and_are_reused():
+    """After their spin (at most HELPER_SPIN_US, 1 ms) helpers sleep: they use no CPU, later
+    copies wake them instead of starting threads (the process's thread count stays put over
+    many copies), and a spin of 0 ends them."""
+    from lazybcast import _kernels as kernels
+
+    before_py = threading.active_count()
     view = lazybcast.broadcast_to(np.arange(4096.0), (2048, 4096))  # 64 MB
     view.materialize(threads=2)
     view.materialize(threads=4)
     view.materialize()  # threads=None: two threads at this size
     view[:, np.arange(4095, -1, -1)]  # a gather of 64 MB
-    assert threading.active_count() == before_py
-    if before_os is not None:  # (<=: a thread of an earlier test may have ended meanwhile)
-        # A thread an earlier test started (a signal sender, a prefetcher) may still be on its
-        # way out, and the helpers spin for up to 1 ms: allow 2 s. A helper that never
-        # leaves fails.
+    assert threading.active_count() == before_py  # (C threads, unknown to Python)
+    deadline = time.monotonic() + 2.0
+    while kernels._helpers_parked() < kernels._helpers_alive() and time.monotonic() < deadline:
+        time.sleep(0.001)
+    alive = kernels._helpers_alive()
+    assert 1 <= alive <= 3 and kernels._helpers_parked() == alive
+    ticks = _helper_cpu_ticks()
+    if ticks is not None:  # parked helpers use no CPU (a spinning one: 20 ticks in 0.2 s)
+        time.sleep(0.2)
+        assert _helper_cpu_ticks() - ticks <= 2
+    threads_os = _os_threads()
+    for k in range(20):  # copies after a pause, each finding the helpers parked
+        time.sleep(0.003)
+        got = view.materialize(threads=2 + k % 3)
+        assert got[2047, 4095] == 4095.0
+        assert kernels._helpers_alive() <= 3
+    if threads_os is not None:
+        assert _os_threads() <= threads_os
+    before = kernels._helper_spin()
+    try:
+        kernels._helper_spin(0)  # no pool: parked helpers leave
+        assert _settle_helpers(kernels) == 0
+    finally:
+        kernels._helper_spin(before)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="Windows joins helpers in each call")
+def test_a_parked_helper_takes_part_in_the_next_copy():
+    """A copy that finds the helper parked wakes it, and the helper takes a share (one that
+    finds no CPU in time may miss some copies); the outputs have NumPy's values."""
+    from lazybcast import _kernels as kernels
+
+    src = np.arange(4096.0, dtype=np.float32)
+    view = lazybcast.broadcast_to(src, (1024, 4096))  # 16 MB, 16 blocks with two threads
+    view.materialize(threads=2)
+    for attempt in range(50):
         deadline = time.monotonic() + 2.0
-        while _os_threads() > before_os and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert _os_threads() <= before_os
+        while kernels._helpers_parked() == 0 and time.monotonic() < deadline:
+            time.sleep(0.001)
+        assert kernels._helpers_parked() == 1
+        taken = kernels._helper_delay()
+        got = view.materialize(threads=2)
+        np.testing.assert_array_equal(got, np.broadcast_to(src, view.shape))
+        if kernels._helper_delay() > taken:
+            break
+    else:
+        pytest.fail("a parked helper never took part in 50 copies")
 
 
 @pytest.fixture
@@ -277,6 +340,45 @@ def test_copies_in_a_loop_use_two_threads_from_the_l2_size(long_spin):
         assert kernels._helpers_alive() == 0
     assert chosen == [1] * 20
     check(outs)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="Windows joins helpers in each call")
+def test_a_parked_helper_is_woken_from_wake_threads_bytes():
+    """threads=None, a copy alone (after a pause): with a helper parked, one thread below
+    WAKE_THREADS_BYTES and two from it; with no helper, one. NumPy's values throughout."""
+    from lazybcast import _kernels as kernels
+
+    if kernels.WAKE_THREADS_BYTES >= kernels.AUTO_THREADS_BYTES:
+        pytest.skip("no parked-helper rule here (WAKE_THREADS_BYTES >= AUTO_THREADS_BYTES)")
+    src = np.arange(256.0)
+    at = lazybcast.broadcast_to(src, (-(-kernels.WAKE_THREADS_BYTES // src.nbytes), 256))
+    below = lazybcast.broadcast_to(src, (kernels.WAKE_THREADS_BYTES // src.nbytes - 1, 256))
+    big = lazybcast.broadcast_to(src, (kernels.AUTO_THREADS_BYTES // src.nbytes, 256))
+
+    def parked():
+        deadline = time.monotonic() + 2.0
+        while kernels._helpers_parked() == 0 and time.monotonic() < deadline:
+            time.sleep(0.001)
+        time.sleep(0.001)  # (past the loop rule's 50 us window)
+        return kernels._helpers_parked()
+
+    def chosen(view):
+        np.testing.assert_array_equal(view.materialize(), np.broadcast_to(src, view.shape))
+        return kernels._last_threads()
+
+    big.materialize(threads=2)  # a helper, which parks after its spin
+    assert parked() == 1
+    assert chosen(below) == 1
+    assert parked() == 1
+    assert chosen(at) == 2
+    before = kernels._helper_spin()
+    try:
+        kernels._helper_spin(0)
+        assert _settle_helpers(kernels) == 0
+    finally:
+        kernels._helper_spin(before)
+    time.sleep(0.001)
+    assert chosen(at) == 1  # no helper: a copy alone does not start one
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="Windows joins helpers in each call")
@@ -457,6 +559,13 @@ view = lazybcast.broadcast_to(np.arange(4096.0), (2048, 4096))
 view.materialize(threads=2)
 view[:, np.arange(4096)[::-1]]
 spinning = _kernels._helpers_alive()
+if not os.environ.get("LAZYBCAST_HELPER_SPIN_US") and os.name == "posix":
+    import time  # the default spin (1 ms) ends: the helper parks, and the fork wakes it
+    deadline = time.monotonic() + 5
+    while _kernels._helpers_parked() == 0 and time.monotonic() < deadline:
+        time.sleep(0.001)
+    if _kernels._helpers_parked() == 0:
+        raise SystemExit("no helper parked before the fork: the test tests nothing")
 at_fork = []
 
 def after_in_parent():
@@ -464,8 +573,8 @@ def after_in_parent():
     _kernels._helper_delay(0)
 
 os.register_at_fork(after_in_parent=after_in_parent)
-# A stopped helper now takes 0.3 s to leave: unless the fork handler waits for it, it is
-# still there when fork() returns.
+# A stopped helper (spinning, or woken from its sleep) now takes 0.3 s to leave: unless the
+# fork handler waits for it, it is still there when fork() returns.
 _kernels._helper_delay(300_000)
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
@@ -497,7 +606,8 @@ def test_fork_after_multithreaded_copy_warns_nothing(spin_us):
     """On Python 3.12+ CPython warns (DeprecationWarning) when fork() is called while other
     threads exist (with ``-W error`` it swallows the error, so the script records warnings
     instead): the script fails if a helper was still alive at the fork (with a 10 s spin,
-    one is, until the fork handler stops it). On every Python (with /proc) it counts the
+    one is spinning, until the fork handler stops it; with the default spin, one is parked
+    by then, until the fork handler wakes and stops it). On every Python (with /proc) it counts the
     threads right after the fork, while a stopped helper is made to take 0.3 s to leave,
     and checks that the child and the parent copy with a helper after the fork."""
     import subprocess
