@@ -62,8 +62,8 @@ KERNEL_PARTS = [
 
 
 VIEW_PARTS = [f"lazybcast/_view_{part}.pxi" for part in
-              ("materialize", "operators", "methods", "pickling", "iteration", "basic_key",
-               "gather_key")]
+              ("fields", "materialize", "operators", "methods", "pickling", "iteration",
+               "basic_key", "gather_key")]
 
 
 def extension(name, suffix=".pyx"):
