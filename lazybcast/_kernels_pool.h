@@ -7,7 +7,9 @@
  * comes back-to-back (a loop, a data loader) finds its helper running and hands it blocks at
  * once; one that comes later wakes a parked helper, which costs the caller one futex wake
  * (~8 us on a KVM guest, where the wake sends an interrupt to an idle vCPU) instead of
- * starting a thread (~15-30 us, and the thread's first run). This is what OpenMP runtimes do
+ * starting a thread (~15-30 us, and the thread's first run). A copy wakes only as many
+ * parked helpers as it still needs (tickets, one signal each): after a copy with 8 threads
+ * the 7 helpers stay parked, and a later copy with 2 wakes one of them. This is what OpenMP runtimes do
  * after a parallel region (libgomp spins for up to GOMP_SPINCOUNT pauses, then sleeps on a
  * futex), with the spin bounded by the work itself: it never costs more CPU than the share
  * of work before it. Zen 5 KVM guest, 2 vCPUs, one-off 8 MiB copies 3 ms apart, medians of
@@ -72,13 +74,14 @@ typedef struct {
     pthread_t thread[LZB_TEAM_MAX];
     int idle;                     /* helpers spinning for the next copy (atomic) */
     int parked;                   /* helpers asleep on `wake` (atomic; changed under lock) */
-    pthread_cond_t wake;          /* signalled for each job and for a fork */
+    int tickets;                  /* parked helpers a job wakes (each woken one takes one) */
+    pthread_cond_t wake;          /* signalled once per ticket; broadcast to stop */
     int caller_cpu;               /* the CPU the last job's caller ran on (-1: unknown) */
 } lzb_pool_t;
 
 static lzb_pool_t lzb_pool = {PTHREAD_MUTEX_INITIALIZER, NULL, NULL, 0, 0, 0, 0, 0,
                               LZB_SPIN_MAX_NS, LZB_SPIN_MIN_NS, 0, 0, 0, 0, {0}, {0}, {0},
-                              0, 0, PTHREAD_COND_INITIALIZER, -1};
+                              0, 0, 0, PTHREAD_COND_INITIALIZER, -1};
 static pthread_once_t lzb_pool_once = PTHREAD_ONCE_INIT;
 /* Held from the prepare handler to the parent's: glibc 2.35+ runs the prepare handlers of
  * two concurrent fork() calls at the same time, and both would join the same helpers. */
@@ -131,6 +134,7 @@ static void *lzb_pool_main(void *p) {
     int slot = (int)(intptr_t)p;
     unsigned long seen;
     long long spin, t0, took, delay;
+    int woken = 0, caller_cpu = -1;
     void (*fn)(void *);
     void *arg;
     unsigned k;
@@ -157,12 +161,19 @@ static void *lzb_pool_main(void *p) {
         if (delay > 0) lzb_sleep_ns(delay);
         pthread_mutex_lock(&lzb_pool.lock);
         if (!lzb_pool.stop && lzb_pool.gen == seen && lzb_pool.spin_max_ns > 0) {
-            /* No copy came during the spin: park until one does (or a fork, or a spin of 0) */
+            /* No copy came during the spin: park until a copy gives this helper a ticket
+             * (a copy wants fewer helpers than are parked: the others sleep on), or a fork
+             * or a spin of 0 stops the pool. */
             __atomic_store_n(&lzb_pool.parked, lzb_pool.parked + 1, __ATOMIC_RELAXED);
-            while (!lzb_pool.stop && lzb_pool.gen == seen && lzb_pool.spin_max_ns > 0)
+            while (!lzb_pool.stop && lzb_pool.spin_max_ns > 0
+                   && (lzb_pool.gen == seen || lzb_pool.tickets <= 0))
                 pthread_cond_wait(&lzb_pool.wake, &lzb_pool.lock);
             __atomic_store_n(&lzb_pool.parked, lzb_pool.parked - 1, __ATOMIC_RELAXED);
-            lzb_leave_cpu(lzb_pool.caller_cpu);
+            if (!lzb_pool.stop && lzb_pool.spin_max_ns > 0) {
+                lzb_pool.tickets--;
+                woken = 1;
+                caller_cpu = lzb_pool.caller_cpu;
+            }
             delay = lzb_pool.delay_ns;  /* (the test hook applies to a woken helper too) */
             if (delay > 0) {
                 pthread_mutex_unlock(&lzb_pool.lock);
@@ -178,6 +189,7 @@ static void *lzb_pool_main(void *p) {
         seen = lzb_pool.gen;
         if (lzb_pool.fn == NULL || lzb_pool.want <= 0) {  /* enough helpers took it */
             spin = lzb_pool.spin_min_ns;
+            woken = 0;
             pthread_mutex_unlock(&lzb_pool.lock);
             continue;
         }
@@ -188,6 +200,10 @@ static void *lzb_pool_main(void *p) {
         __atomic_store_n(&lzb_pool.active, lzb_pool.active + 1, __ATOMIC_RELEASE);
         delay = lzb_pool.delay_in_ns;
         pthread_mutex_unlock(&lzb_pool.lock);
+        if (woken) {  /* (not under the lock: up to three system calls) */
+            lzb_leave_cpu(caller_cpu);
+            woken = 0;
+        }
         if (delay > 0) lzb_sleep_ns(delay);
         t0 = lzb_now_ns();
         fn(arg);
@@ -303,7 +319,15 @@ static inline int lzb_team_start(lzb_team *team, int n, void (*fn)(void *), void
     lzb_pool.caller_cpu = sched_getcpu();
 #endif
     __atomic_store_n(&lzb_pool.gen, lzb_pool.gen + 1, __ATOMIC_RELEASE);
-    if (lzb_pool.parked > 0) pthread_cond_broadcast(&lzb_pool.wake);  /* (else no syscall) */
+    /* Wake as many parked helpers as the job still wants (each wake is a system call, ~8 us
+     * on a VM; a helper woken for nothing would spin for 50 us). */
+    if (lzb_pool.parked > 0) {
+        int awake = -lzb_pool.parked;  /* helpers alive and not parked (spinning): they come */
+        for (k = 0; k < lzb_pool.slots; k++) awake += lzb_pool.state[k] == LZB_SLOT_RUNNING;
+        int wake = started - awake > 0 ? started - awake : 0;
+        lzb_pool.tickets = wake < lzb_pool.parked ? wake : lzb_pool.parked;
+        for (k = 0; k < lzb_pool.tickets; k++) pthread_cond_signal(&lzb_pool.wake);
+    }
     pthread_mutex_unlock(&lzb_pool.lock);
     team->started = started;
     return started;
@@ -320,6 +344,7 @@ static inline void lzb_team_join(lzb_team *team) {
     lzb_pool.fn = NULL;
     lzb_pool.arg = NULL;
     lzb_pool.want = 0;
+    lzb_pool.tickets = 0;  /* (a helper not yet woken sleeps on) */
     pthread_mutex_unlock(&lzb_pool.lock);
     /* A helper inside the job finishes at most the block it is in (the caller cancelled
      * the job or took the last block): spin, then yield the CPU if it takes long. */

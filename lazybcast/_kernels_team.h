@@ -9,13 +9,15 @@
  *   lzb_next_item, lzb_cancelled, lzb_cancel: blocks of work handed out through an atomic
  *     counter, so a helper that gets no core, or arrives late, leaves its share to the
  *     others; an atomic flag stops every thread before its next block;
- *   lzb_helpers_idle: helpers spinning for the next copy now (0 where helpers never spin);
+ *   lzb_helpers_idle, lzb_helpers_parked: helpers spinning for the next copy now, and
+ *     helpers asleep until a copy wakes them (0 where there is no pool);
  *   lzb_now_ns: a monotonic clock in nanoseconds (the loop rule's, _kernels_job.pxi);
  *   LZB_SPIN_MIN_NS: the helpers' shortest spin after a share of work (50 us);
  *   test hooks: lzb_set_helper_spin, lzb_helper_spin, lzb_helper_delay, lzb_helpers_alive;
  *     fork handling: lzb_pool_init, lzb_pool_stopping.
  *
- * On POSIX the helpers are a pool that spins briefly after each copy (_kernels_pool.h).
+ * On POSIX the helpers are a pool: they spin briefly after each copy, then sleep until a
+ * copy wakes them (_kernels_pool.h).
  * Windows keeps the simple scheme below: helpers started by the call and joined before it
  * returns.
  *
@@ -96,7 +98,7 @@ static inline unsigned long lzb_helper_delay(long long delay_ns, long long delay
 static inline void lzb_pool_init(void) {}
 static inline int lzb_pool_stopping(void) { return 0; }
 
-#else /* POSIX: a pool of helpers that spin briefly after each copy */
+#else /* POSIX: a pool of helpers that spin briefly after each copy, then sleep */
 #include "_kernels_pool.h"
 #endif
 

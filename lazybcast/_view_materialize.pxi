@@ -50,8 +50,9 @@ cdef class _Materializing(_ViewFields):
         threads : int, optional
             Threads to split a large copy across (the GIL is released). ``None`` picks two
             threads for outputs of 4 MiB or more on a machine with two usable CPUs or more
-            (``lazybcast._kernels.AUTO_THREADS_BYTES``), from half that when a helper thread
-            is asleep after an earlier copy (``WAKE_THREADS_BYTES``), and from the size of
+            (``lazybcast._kernels.AUTO_THREADS_BYTES``), from half that (at least the loop
+            size below; ``WAKE_THREADS_BYTES``) when a helper thread is asleep after an
+            earlier copy, and from the size of
             one core's L2 cache (``LOOP_THREADS_BYTES``) for copies in a loop (a helper is
             still spinning from a previous copy, or this is the third of a tight run), else
             one. Helper threads spin for the next copy for up to 1 ms after their share

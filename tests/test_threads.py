@@ -148,6 +148,20 @@ def _os_threads():
         return None
 
 
+@pytest.fixture
+def pool():
+    """A pool with no helper left by earlier tests, whose helpers spin 50 us to 1 ms and then
+    park (whatever the machine's default: no pool on one usable CPU)."""
+    from lazybcast import _kernels
+
+    before = _kernels._helper_spin()
+    _kernels._helper_spin(0)
+    assert _settle_helpers(_kernels) == 0
+    _kernels._helper_spin(1000)
+    yield _kernels
+    _kernels._helper_spin(before)
+
+
 def _helper_cpu_ticks():
     """CPU time (clock ticks) used so far by lazybcast's helper threads, or None without
     /proc."""
@@ -170,11 +184,11 @@ def _helper_cpu_ticks():
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="Windows joins helpers in each call")
-def test_helpers_park_after_their_spin_and_are_reused():
+def test_helpers_park_after_their_spin_and_are_reused(pool):
     """After their spin (at most HELPER_SPIN_US, 1 ms) helpers sleep: they use no CPU, later
     copies wake them instead of starting threads (the process's thread count stays put over
     many copies), and a spin of 0 ends them."""
-    from lazybcast import _kernels as kernels
+    kernels = pool
 
     before_py = threading.active_count()
     view = lazybcast.broadcast_to(np.arange(4096.0), (2048, 4096))  # 64 MB
@@ -187,7 +201,7 @@ def test_helpers_park_after_their_spin_and_are_reused():
     while kernels._helpers_parked() < kernels._helpers_alive() and time.monotonic() < deadline:
         time.sleep(0.001)
     alive = kernels._helpers_alive()
-    assert 1 <= alive <= 3 and kernels._helpers_parked() == alive
+    assert alive == 3 and kernels._helpers_parked() == alive
     ticks = _helper_cpu_ticks()
     if ticks is not None:  # parked helpers use no CPU (a spinning one: 20 ticks in 0.2 s)
         time.sleep(0.2)
@@ -200,19 +214,15 @@ def test_helpers_park_after_their_spin_and_are_reused():
         assert kernels._helpers_alive() <= 3
     if threads_os is not None:
         assert _os_threads() <= threads_os
-    before = kernels._helper_spin()
-    try:
-        kernels._helper_spin(0)  # no pool: parked helpers leave
-        assert _settle_helpers(kernels) == 0
-    finally:
-        kernels._helper_spin(before)
+    kernels._helper_spin(0)  # no pool: parked helpers leave
+    assert _settle_helpers(kernels) == 0
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="Windows joins helpers in each call")
-def test_a_parked_helper_takes_part_in_the_next_copy():
+def test_a_parked_helper_takes_part_in_the_next_copy(pool):
     """A copy that finds the helper parked wakes it, and the helper takes a share (one that
     finds no CPU in time may miss some copies); the outputs have NumPy's values."""
-    from lazybcast import _kernels as kernels
+    kernels = pool
 
     src = np.arange(4096.0, dtype=np.float32)
     view = lazybcast.broadcast_to(src, (1024, 4096))  # 16 MB, 16 blocks with two threads
@@ -343,10 +353,10 @@ def test_copies_in_a_loop_use_two_threads_from_the_l2_size(long_spin):
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="Windows joins helpers in each call")
-def test_a_parked_helper_is_woken_from_wake_threads_bytes():
+def test_a_parked_helper_is_woken_from_wake_threads_bytes(pool):
     """threads=None, a copy alone (after a pause): with a helper parked, one thread below
     WAKE_THREADS_BYTES and two from it; with no helper, one. NumPy's values throughout."""
-    from lazybcast import _kernels as kernels
+    kernels = pool
 
     if kernels.WAKE_THREADS_BYTES >= kernels.AUTO_THREADS_BYTES:
         pytest.skip("no parked-helper rule here (WAKE_THREADS_BYTES >= AUTO_THREADS_BYTES)")
@@ -371,12 +381,9 @@ def test_a_parked_helper_is_woken_from_wake_threads_bytes():
     assert chosen(below) == 1
     assert parked() == 1
     assert chosen(at) == 2
-    before = kernels._helper_spin()
-    try:
-        kernels._helper_spin(0)
-        assert _settle_helpers(kernels) == 0
-    finally:
-        kernels._helper_spin(before)
+    kernels._helper_spin(0)
+    assert _settle_helpers(kernels) == 0
+    kernels._helper_spin(1000)
     time.sleep(0.001)
     assert chosen(at) == 1  # no helper: a copy alone does not start one
 
@@ -559,7 +566,7 @@ view = lazybcast.broadcast_to(np.arange(4096.0), (2048, 4096))
 view.materialize(threads=2)
 view[:, np.arange(4096)[::-1]]
 spinning = _kernels._helpers_alive()
-if not os.environ.get("LAZYBCAST_HELPER_SPIN_US") and os.name == "posix":
+if not os.environ.get("LAZYBCAST_HELPER_SPIN_US") and os.name == "posix" and _kernels._helper_spin():
     import time  # the default spin (1 ms) ends: the helper parks, and the fork wakes it
     deadline = time.monotonic() + 5
     while _kernels._helpers_parked() == 0 and time.monotonic() < deadline:
