@@ -267,15 +267,46 @@ cdef intp_t _source_bytes(const Plan* plan) noexcept:
     return n
 
 
+cdef bint _layout_batch(const Plan* plan) noexcept:
+    """Whether the plan is a layout change (a transpose, image channels moved) broadcast over
+    its outermost axis into one contiguous output: a batch of copies of one image, as a data
+    loader stacks. _run_plan then runs the layout kernel on the first image only and copies
+    that image into the others, at a plain copy's speed and with every thread (within a
+    block of work, _run replicates too, but every block starts with the kernel again)."""
+    return (not plan.has_objects and plan.gaxis < 0 and plan.ndim >= 2 and plan.shape[0] > 1
+            and plan.sstride[0] == 0 and plan.dblock[0] > 0 and _moves_layout(plan))
+
+
 cdef int _run_plan(Plan* plan, const char* s, char* t, intp_t nbytes, int nthreads) except -1:
     """_execute_plan's work, with its number of threads chosen."""
     global _last_nthreads
     cdef Job job
     cdef intp_t block_bytes
+    cdef Plan first, rest
+    cdef intp_t image, shape[2], sstride[2], dstride[2]
+    cdef const char* rest_src
+    cdef char* rest_dst
     _last_nthreads = nthreads
     cdef intp_t source_bytes = _source_bytes(plan) if plan.tiled else 0
     cdef intp_t reach = nbytes + source_bytes
     _calibrate(reach, nbytes)
+    if _layout_batch(plan):
+        # The first image by the layout kernel (threads as chosen for the whole), then the
+        # others as a broadcast of it: a plain copy from the output, which the row kernels
+        # stream and share among threads by the whole output's size. The two regions do not
+        # overlap (the output is one contiguous block, image after image), and the join of
+        # the first run orders its writes before the second run's reads.
+        image = plan.dstride[0]
+        shape[0], sstride[0], dstride[0] = plan.shape[0] - 1, 0, image
+        shape[1], sstride[1], dstride[1] = image // plan.itemsize, plan.itemsize, plan.itemsize
+        first = plan[0]
+        first.shape[0] = 1
+        first.dblock[0] = image
+        _run_plan(&first, s, t, image, nthreads)
+        rest_src, rest_dst = t, t + image
+        plan_init(&rest, 2, shape, sstride, dstride, plan.itemsize, False, &rest_src, &rest_dst)
+        _run_plan(&rest, rest_src, rest_dst, nbytes - image, nthreads)
+        return 0
     plan.stream = reach >= _stream_bytes
     plan.stream_fill = nbytes >= _stream_fill_bytes
     plan.cached = nbytes < _copy_down_max

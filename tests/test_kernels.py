@@ -506,7 +506,9 @@ def test_large_transposing_copy_with_streaming_stores(dtype, cols, stage, transp
 def test_large_transposes_of_strided_and_broadcast_sources(transpose_stage):
     """Streamed transposes whose source rows are not contiguous (a column step), whose
     planes repeat along a broadcast axis, or with too few rows or columns for a staging
-    block (these take the tiles that write straight out)."""
+    block (these take the tiles that write straight out). Repeated planes into one
+    contiguous output: the first plane alone is under the threshold, transposed in the cache
+    and copied into the others (_run_plan), so no transpose is staged."""
     transpose_stage(40000)
     n = _kernels.stream_threshold() // 4
     cols = 1500
@@ -521,8 +523,7 @@ def test_large_transposes_of_strided_and_broadcast_sources(transpose_stage):
         for threads in (1, 2):
             staged = _kernels._transposes_staged()
             _assert_same_bytes(view.materialize(threads=threads), _expected(source, shape))
-            # only the repeated planes have contiguous rows on both sides and a tile's size
-            assert (_kernels._transposes_staged() > staged) == (source.ndim == 3)
+            assert _kernels._transposes_staged() == staged
 
 
 def test_transposes_count_their_source_against_the_streaming_threshold():
@@ -613,15 +614,14 @@ def test_planes_transposed_in_the_source_order(ni, nj, repeated, simd):
     """Transposed planes, one plane repeated along a broadcast axis or one plane per source
     plane, into rows that start on cache lines, with or without the output starting on one
     (NumPy's arrays start 16 bytes into a line). The source's order is for sources larger
-    than L2 (ROW_ORDER_SOURCE_BYTES); small repeated planes (a few kB) are written once and
-    copied, in the output's order, since the source's order would transpose each of them
-    again. With distinct planes whose stride is not a multiple of 64 bytes, the planes after
+    than L2 (ROW_ORDER_SOURCE_BYTES); a repeated plane is transposed once, alone (under the
+    threshold: in the output's order, in the cache) and copied into the others (_run_plan;
+    small ones within a block of work). With distinct planes whose stride is not a multiple of 64 bytes, the planes after
     the first start inside a line (the short runs' unaligned heads and tails). Values are
     NumPy's; nothing before or after the output, or between its planes, is written."""
     planes = _kernels.stream_threshold() // (4 * ni * nj) + 2
     source_bytes = ni * nj * 4 * (1 if repeated else planes)
-    small = repeated and ni * nj * 4 < _kernels.REPLICATE_CHUNK
-    takes = not small and source_bytes > _kernels.ROW_ORDER_SOURCE_BYTES
+    takes = not repeated and source_bytes > _kernels.ROW_ORDER_SOURCE_BYTES
     shape = (planes, ni, nj)
     if repeated:
         source = _data((nj, ni), np.float32).T[None]
@@ -665,10 +665,9 @@ def test_cache_size_text_that_is_not_a_size_raises():
 @pytest.mark.parametrize("threads", [1, 2])
 def test_layout_changes_broadcast_over_a_batch(layout, dtype, threads, copies_stream):
     """A layout change (transposing tiles, image channels) broadcast over a batch axis, with
-    blocks from 64 kB (below: written once and replicated) up to L2 and past it: each block
-    that fits in L2 is written by the kernel once and copied into the others; larger ones
-    are written by the kernel each time. Ordinary and non-temporal stores; NumPy's bytes,
-    nothing written around the output."""
+    blocks from 64 kB up to L2 and past it: the first block is written by the kernel and
+    copied into the others (_run_plan: the output is one contiguous block). Ordinary and
+    non-temporal stores; NumPy's bytes, nothing written around the output."""
     item = np.dtype(dtype).itemsize
     for block in (64 << 10, _kernels.ROW_ORDER_SOURCE_BYTES, 2 * _kernels.ROW_ORDER_SOURCE_BYTES):
         if layout == "transposed":
@@ -684,6 +683,40 @@ def test_layout_changes_broadcast_over_a_batch(layout, dtype, threads, copies_st
         raw, out, expected = _packed_out(np.broadcast_to(src, target), 16)
         lazybcast.broadcast_to(src, target).materialize(out=out, threads=threads)
         assert raw.tobytes() == expected.tobytes(), block
+
+
+@pytest.mark.parametrize("layout", ["transposed", "CHW->HWC", "HWC->CHW"])
+@pytest.mark.parametrize("batch", [2, 3, 17])
+@pytest.mark.parametrize("order", ["packed", "reversed", "padded"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_layout_batch_copies_its_first_image(layout, batch, order, threads):
+    """A layout change broadcast over the outermost axis into one contiguous output runs the
+    kernel on the first image and copies that image into the others (_run_plan): batches of
+    2 (one image copied), 3 and 17, into a packed output, one whose batch axis is reversed
+    (the first image written is the last in memory), and one with padding between the
+    images (not one block: each image by the kernel). NumPy's bytes; nothing written in the
+    padding or around the output."""
+    if layout == "transposed":
+        src = _data((37, 29), np.float32).T[None]                     # (1, 29, 37)
+    elif layout == "CHW->HWC":
+        src = _data((3, 21, 19), np.uint8).transpose(1, 2, 0)[None]   # (1, 21, 19, 3)
+    else:
+        src = _data((21, 19, 4), np.uint8).transpose(2, 0, 1)[None]   # (1, 4, 21, 19)
+    target = (batch,) + src.shape[1:]
+    want = np.broadcast_to(src, target)
+    image = want[0].nbytes
+    stride = image + (48 if order == "padded" else 0)
+    raw, lined = _lined(batch * stride, 16)
+    start = lined.ctypes.data - raw.ctypes.data
+    inner = np.empty(target[1:], want.dtype).strides  # (C order within an image)
+    out = np.ndarray(target, want.dtype, buffer=lined, strides=(stride,) + inner)
+    if order == "reversed":
+        out = out[::-1]
+    expected = raw.copy()
+    inside = expected[start:start + batch * stride].reshape(batch, stride)
+    inside[:, :image] = np.ascontiguousarray(want).reshape(-1).view(np.uint8).reshape(batch, -1)
+    lazybcast.broadcast_to(src, target).materialize(out=out, threads=threads)
+    assert raw.tobytes() == expected.tobytes()
 
 
 @pytest.mark.parametrize("h, w", [(5, 7), (3, 5), (16, 3), (4, 4), (1, 17)])
