@@ -272,9 +272,12 @@ cdef bint _layout_batch(const Plan* plan) noexcept:
     its outermost axis into one contiguous output: a batch of copies of one image, as a data
     loader stacks. _run_plan then runs the layout kernel on the first image only and copies
     that image into the others, at a plain copy's speed and with every thread (within a
-    block of work, _run replicates too, but every block starts with the kernel again)."""
+    block of work, _run replicates too, but every block starts with the kernel again).
+    Images of REPLICATE_CHUNK (64 kB) or more: smaller ones cost little to write again per
+    block, less than a second plan (a (8, 8) float32 transpose x 2: 0.22 -> 0.30 us)."""
     return (not plan.has_objects and plan.gaxis < 0 and plan.ndim >= 2 and plan.shape[0] > 1
-            and plan.sstride[0] == 0 and plan.dblock[0] > 0 and _moves_layout(plan))
+            and plan.sstride[0] == 0 and plan.dblock[0] > 0
+            and plan.dstride[0] >= _replicate_chunk and _moves_layout(plan))
 
 
 cdef int _run_plan(Plan* plan, const char* s, char* t, intp_t nbytes, int nthreads) except -1:
@@ -293,7 +296,7 @@ cdef int _run_plan(Plan* plan, const char* s, char* t, intp_t nbytes, int nthrea
     if _layout_batch(plan):
         # The first image by the layout kernel (threads as chosen for the whole), then the
         # others as a broadcast of it: a plain copy from the output, which the row kernels
-        # stream and share among threads by the whole output's size. The two regions do not
+        # stream and share among threads by the size of that rest. The two regions do not
         # overlap (the output is one contiguous block, image after image), and the join of
         # the first run orders its writes before the second run's reads.
         image = plan.dstride[0]

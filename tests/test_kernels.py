@@ -503,14 +503,26 @@ def test_large_transposing_copy_with_streaming_stores(dtype, cols, stage, transp
         assert (_kernels._transposes_staged() > staged) == takes
 
 
-def test_large_transposes_of_strided_and_broadcast_sources(transpose_stage):
+@pytest.fixture(params=["default", "4 MiB"])
+def copy_threshold(request):
+    """The copies' streaming threshold as this machine chose it, or STREAM_BYTES_LOW's value
+    on common CPUs (4 MiB: Zen 3 chooses LOW; Zen 5 HIGH, 48 MiB)."""
+    copy, _ = _kernels._stream_thresholds()
+    if request.param != "default":
+        _kernels._stream_thresholds(copy=4 << 20)
+    yield _kernels.stream_threshold()
+    assert _kernels._stream_thresholds(copy=copy)[0] == copy
+
+
+def test_large_transposes_of_strided_and_broadcast_sources(transpose_stage, copy_threshold):
     """Streamed transposes whose source rows are not contiguous (a column step), whose
     planes repeat along a broadcast axis, or with too few rows or columns for a staging
     block (these take the tiles that write straight out). Repeated planes into one
-    contiguous output: the first plane alone is under the threshold, transposed in the cache
-    and copied into the others (_run_plan), so no transpose is staged."""
+    contiguous output: the first plane alone is transposed, then copied into the others
+    (_run_plan), so it is staged only if it streams on its own (plane and source together
+    past the threshold)."""
     transpose_stage(40000)
-    n = _kernels.stream_threshold() // 4
+    n = copy_threshold // 4
     cols = 1500
     planes = n // (700 * cols) + 2
     for source, shape in [(_data((cols, 2 * (n // cols + 3)), np.float32)[:, ::2].T, None),
@@ -520,10 +532,12 @@ def test_large_transposes_of_strided_and_broadcast_sources(transpose_stage):
         shape = shape or source.shape
         view = lazybcast.broadcast_to(source, shape)
         assert view.nbytes >= _kernels.stream_threshold()
+        # (only the repeated plane has contiguous rows on both sides and a tile's size)
+        takes = source.ndim == 3 and 2 * 700 * cols * 4 >= copy_threshold
         for threads in (1, 2):
             staged = _kernels._transposes_staged()
             _assert_same_bytes(view.materialize(threads=threads), _expected(source, shape))
-            assert _kernels._transposes_staged() == staged
+            assert (_kernels._transposes_staged() > staged) == takes
 
 
 def test_transposes_count_their_source_against_the_streaming_threshold():
@@ -605,23 +619,26 @@ def test_transposes_in_the_source_order_stay_in_their_rows(dtype, simd):
 
 
 @pytest.mark.parametrize("ni, nj, repeated", [
-    (700, 1536, True),  # planes larger than a block: blocks of source rows
+    (700, 1536, True),  # a plane larger than L2: transposed alone, then copied
     (256, 256, True),  # a plane that stays in L2: the output's order
     (40, 64, True),  # small planes, written once and copied: the output's order
     (40, 64, False),  # distinct planes, each 16 bytes further into a line
 ])
-def test_planes_transposed_in_the_source_order(ni, nj, repeated, simd):
+def test_planes_transposed_in_the_source_order(ni, nj, repeated, simd, copy_threshold):
     """Transposed planes, one plane repeated along a broadcast axis or one plane per source
     plane, into rows that start on cache lines, with or without the output starting on one
     (NumPy's arrays start 16 bytes into a line). The source's order is for sources larger
-    than L2 (ROW_ORDER_SOURCE_BYTES); a repeated plane is transposed once, alone (under the
-    threshold: in the output's order, in the cache) and copied into the others (_run_plan;
-    small ones within a block of work). With distinct planes whose stride is not a multiple of 64 bytes, the planes after
-    the first start inside a line (the short runs' unaligned heads and tails). Values are
+    than L2 (ROW_ORDER_SOURCE_BYTES) that stream; a repeated plane of 64 kB or more is
+    transposed once, alone (in the source's order only if it streams on its own: plane and
+    source past the threshold), and copied into the others (_run_plan); smaller ones are
+    written once per block of work and copied, in the output's order. With distinct planes
+    whose stride is not a multiple of 64 bytes, the planes after the first start inside a
+    line (the short runs' unaligned heads and tails). Values are
     NumPy's; nothing before or after the output, or between its planes, is written."""
-    planes = _kernels.stream_threshold() // (4 * ni * nj) + 2
+    planes = copy_threshold // (4 * ni * nj) + 2
     source_bytes = ni * nj * 4 * (1 if repeated else planes)
-    takes = not repeated and source_bytes > _kernels.ROW_ORDER_SOURCE_BYTES
+    streams = (2 * ni * nj * 4 if repeated else planes * ni * nj * 4) >= copy_threshold
+    takes = streams and source_bytes > _kernels.ROW_ORDER_SOURCE_BYTES
     shape = (planes, ni, nj)
     if repeated:
         source = _data((nj, ni), np.float32).T[None]
@@ -691,22 +708,25 @@ def test_layout_changes_broadcast_over_a_batch(layout, dtype, threads, copies_st
 @pytest.mark.parametrize("threads", [1, 2])
 def test_a_layout_batch_copies_its_first_image(layout, batch, order, threads):
     """A layout change broadcast over the outermost axis into one contiguous output runs the
-    kernel on the first image and copies that image into the others (_run_plan): batches of
-    2 (one image copied), 3 and 17, into a packed output, one whose batch axis is reversed
-    (the first image written is the last in memory), and one with padding between the
-    images (not one block: each image by the kernel). NumPy's bytes; nothing written in the
-    padding or around the output."""
+    kernel on the first image (64 kB or more) and copies that image into the others
+    (_run_plan): batches of 2 (one image copied), 3 and 17, into a packed output, one whose
+    batch axis is reversed (the plan walks it from its other end: the view's last image is
+    the one written by the kernel), and one with padding between the images (not one block:
+    each image by the kernel). NumPy's bytes; the padding and the bytes around the output
+    (random, so that a copy of the padding would show) unchanged."""
     if layout == "transposed":
-        src = _data((37, 29), np.float32).T[None]                     # (1, 29, 37)
+        src = _data((163, 131), np.float32).T[None]                     # (1, 131, 163)
     elif layout == "CHW->HWC":
-        src = _data((3, 21, 19), np.uint8).transpose(1, 2, 0)[None]   # (1, 21, 19, 3)
+        src = _data((3, 161, 151), np.uint8).transpose(1, 2, 0)[None]   # (1, 161, 151, 3)
     else:
-        src = _data((21, 19, 4), np.uint8).transpose(2, 0, 1)[None]   # (1, 4, 21, 19)
+        src = _data((161, 151, 4), np.uint8).transpose(2, 0, 1)[None]   # (1, 4, 161, 151)
     target = (batch,) + src.shape[1:]
     want = np.broadcast_to(src, target)
     image = want[0].nbytes
     stride = image + (48 if order == "padded" else 0)
+    assert image >= _kernels.REPLICATE_CHUNK
     raw, lined = _lined(batch * stride, 16)
+    raw[:] = np.random.default_rng(batch).integers(0, 256, raw.size, dtype=np.uint8)
     start = lined.ctypes.data - raw.ctypes.data
     inner = np.empty(target[1:], want.dtype).strides  # (C order within an image)
     out = np.ndarray(target, want.dtype, buffer=lined, strides=(stride,) + inner)
