@@ -25,7 +25,7 @@ between them is a direct C call, inlined where marked ``inline``):
 ``_kernels_tiles.pxi``       transposing tiles and image channels (CHW <-> HWC)
 ``_kernels_walk.pxi``        ``plan_run`` / ``plan_run_objects``: the walk over a plan's axes
 ``_kernels_job.pxi``         blocks of work, helper threads (``_kernels_team.h``), Ctrl-C,
-                             ``threads_for``
+                             ``threads_for``, a layout batch's first image then copies
 ``_kernels_gather.pxi``      ``gather``: index arrays to a table of offsets, then a plan
 ``_kernels_simd.h``          the vector code's base (SSE2, SSSE3, AVX2, ERMS chosen at run
                              time): the CPU's answer, copies, streaming stores
@@ -40,8 +40,8 @@ between them is a direct C call, inlined where marked ``inline``):
                              write-out, the staging block of large transposes
 ``_kernels_team.h``          helper threads: the API the job uses, the atomic block counter,
                              Windows' threads started and joined per copy
-``_kernels_pool.h``          the POSIX helper pool (helpers that spin briefly after a copy),
-                             its fork handlers
+``_kernels_pool.h``          the POSIX helper pool (helpers that spin briefly after a copy,
+                             then sleep until one wakes them), its fork handlers
 ``_kernels_binary.pxi``      ``binary_into``: arithmetic and comparisons of two operands that
                              broadcast against each other (``lazybcast._binary``), in blocks
                              shared with the same helpers
