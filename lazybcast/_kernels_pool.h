@@ -7,25 +7,18 @@
  * comes back-to-back (a loop, a data loader) finds its helper running and hands it blocks at
  * once; one that comes later wakes a parked helper, which costs the caller one futex wake
  * (~8 us on a KVM guest, where the wake sends an interrupt to an idle vCPU) instead of
- * starting a thread (~15-30 us, and the thread's first run). A copy wakes only as many
- * parked helpers as it still needs (tickets, one signal each): after a copy with 8 threads
- * the 7 helpers stay parked, and a later copy with 2 wakes one of them. This is what OpenMP runtimes do
- * after a parallel region (libgomp spins for up to GOMP_SPINCOUNT pauses, then sleeps on a
- * futex), with the spin bounded by the work itself: it never costs more CPU than the share
- * of work before it. Zen 5 KVM guest, 2 vCPUs, one-off 8 MiB copies 3 ms apart, medians of
- * 61 (benchmarks/helpers_oneoff.py; benchmarks/RESULTS.md, "Parked helpers"): 182 us on
- * one thread, 142 us with two starting a helper, 95 us waking a parked one. A spin of 0
+ * starting a thread (~15-30 us, and its first run; benchmarks/RESULTS.md, "Parked helpers").
+ * A copy wakes only as many parked helpers as it still needs (tickets, one signal each).
+ * OpenMP runtimes do the same (libgomp spins up to GOMP_SPINCOUNT pauses, then sleeps on a
+ * futex); here the spin is bounded by the share of work before it. A spin of 0
  * (lzb_set_helper_spin; HELPER_SPIN_US) means no pool: helpers exit after each copy.
  *
- * The guarantees of _kernels_team.h hold: lzb_team_join returns only when no helper is inside
- * the call's job (the job is withdrawn first, so a helper that had not yet taken it never
- * will), so the caller's buffers and its Job on the stack are never touched after it
- * returns; nothing -- no number of KeyboardInterrupts -- makes the caller leave earlier.
- * fork(): a pthread_atfork prepare handler stops the helpers (waking the parked ones) and
- * joins them before the fork, so the child (and Python 3.12+'s check for other threads)
- * finds none; the child handler resets the pool, and the parent's next copy that wants a
- * helper starts one. One copy at a time uses the pool: a copy that finds it in use (another
- * Python thread's copy, without the GIL) runs on its own thread.
+ * The guarantees of _kernels_team.h hold (lzb_team_join: no helper inside the call's job
+ * once it returns, however many KeyboardInterrupts arrive). fork(): a pthread_atfork
+ * prepare handler stops the helpers (waking the parked ones) and joins them before the
+ * fork, so the child (and Python 3.12+'s check for other threads) finds none; the child
+ * handler resets the pool. One copy at a time uses the pool: a copy that finds it in use
+ * (another Python thread's copy, without the GIL) runs on its own thread.
  *
  * Two fork() calls at once (glibc 2.35+ runs their prepare handlers concurrently) are
  * serialized by lzb_fork_lock; the handlers are registered at import. A helper leaves a job
@@ -113,8 +106,7 @@ static inline void lzb_pause(void) {
  * project's KVM guests boot with sched_vcpu_pack, which packs tasks onto busy vCPUs), where
  * it would preempt the caller and then spin on the caller's CPU while the other CPU idles.
  * Narrowing the thread's affinity migrates it before sched_setaffinity returns; restoring
- * the mask leaves it where it is. Bench pairs of 4 MiB copies (Zen 5 guest, medians of
- * 1,300-1,800 rounds): 30.7-40.4 us without the move, 28.0-28.8 with it. */
+ * the mask leaves it where it is (RESULTS.md, "Parked helpers": 4 MiB pairs 31-40 -> 28 us). */
 static void lzb_leave_cpu(int cpu) {
 #if defined(__linux__)
     cpu_set_t mask, other;
@@ -161,9 +153,8 @@ static void *lzb_pool_main(void *p) {
         if (delay > 0) lzb_sleep_ns(delay);
         pthread_mutex_lock(&lzb_pool.lock);
         if (!lzb_pool.stop && lzb_pool.gen == seen && lzb_pool.spin_max_ns > 0) {
-            /* No copy came during the spin: park until a copy gives this helper a ticket
-             * (a copy wants fewer helpers than are parked: the others sleep on), or a fork
-             * or a spin of 0 stops the pool. */
+            /* No copy came: park until a copy gives this helper a ticket, or a fork or a
+             * spin of 0 stops the pool. */
             __atomic_store_n(&lzb_pool.parked, lzb_pool.parked + 1, __ATOMIC_RELAXED);
             while (!lzb_pool.stop && lzb_pool.spin_max_ns > 0
                    && (lzb_pool.gen == seen || lzb_pool.tickets <= 0))
@@ -271,8 +262,8 @@ static inline int lzb_pool_stopping(void) {
 
 /* Offer fn(arg) to up to n helpers (woken if parked, started if not alive); returns how
  * many take part (0 if another copy holds the pool or no thread could be started: the
- * caller's own loop then does all the work). Every helper that takes part runs fn(arg) to its end; the
- * caller must call lzb_team_join before its job goes away. */
+ * caller's own loop then does all the work). Every helper that takes part runs fn(arg) to
+ * its end; the caller must call lzb_team_join before its job goes away. */
 static inline int lzb_team_start(lzb_team *team, int n, void (*fn)(void *), void *arg) {
     int k, started = 0;
     team->started = 0;
@@ -319,8 +310,8 @@ static inline int lzb_team_start(lzb_team *team, int n, void (*fn)(void *), void
     lzb_pool.caller_cpu = sched_getcpu();
 #endif
     __atomic_store_n(&lzb_pool.gen, lzb_pool.gen + 1, __ATOMIC_RELEASE);
-    /* Wake as many parked helpers as the job still wants (each wake is a system call, ~8 us
-     * on a VM; a helper woken for nothing would spin for 50 us). */
+    /* Wake only the parked helpers the job still wants (a wake is a system call, ~8 us on a
+     * VM; a helper woken for nothing spins 50 us). */
     if (lzb_pool.parked > 0) {
         int awake = -lzb_pool.parked;  /* helpers alive and not parked (spinning): they come */
         for (k = 0; k < lzb_pool.slots; k++) awake += lzb_pool.state[k] == LZB_SLOT_RUNNING;
