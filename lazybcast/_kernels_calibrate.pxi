@@ -121,6 +121,70 @@ cdef int _calibrate_fill_beyond() except -1:
     return 0
 
 
+cdef double _time_copy_down(char* dst, intp_t dstep, const char* src, intp_t n, intp_t length,
+                            bint chunked) noexcept:
+    """Seconds for three copies of the ``length`` bytes at ``src`` into ``n`` rows ``dstep``
+    apart, chunk by chunk (lzb_copy_down) or row by row (lzb_copy: memcpy)."""
+    from time import perf_counter
+    cdef intp_t i, r
+    cdef double start = perf_counter()
+    with nogil:
+        for r in range(3):
+            if chunked:
+                lzb_copy_down(dst, dstep, src, n, length, _replicate_copy, True)
+            else:
+                for i in range(n):
+                    lzb_copy(dst + i * dstep, src, length)
+    return perf_counter() - start
+
+
+cdef int _calibrate_copy_down() except -1:
+    """Choose, once, how a long row broadcast over several rows of an output that stays in
+    the cache is written (see COPY_DOWN_MAX_BYTES): copy 16 rows of the L1 data cache's size
+    (four chunks), 64 bytes apart beyond their length (neither packed nor 4 kB apart), a
+    chunk at a time and row by row, best of 7 rounds of 3 each, taking turns (0.3-1 ms with
+    the allocation). Chunks only if 1.1x faster: otherwise no output is copied down a chunk
+    at a time (_copy_down_max 0). Zen 4 (family 25 model 17, L1d 32 KiB), C model, 16 rows
+    of 32 kB: chunks 8.0-8.7 us, rows 10.0; Zen 5 (family 26 model 2, L1d 48 KiB), one
+    thread, medians, rows of 32-128 kB in outputs of 128 kB-8 MiB: rows take 0.71-0.93 of
+    the chunks' time, where `rep movsb` (FSRM) copies a row from L1 or L2 faster than the
+    vector loop (benchmarks/RESULTS.md, "Rows copied down, chosen by measurement")."""
+    global _copy_down_max, _copy_down_calibrated
+    cdef intp_t length = 4 * _replicate_copy, dstep = length + 64, n = 16
+    cdef double chunks = 1e9, rows = 1e9
+    cdef char* buf
+    cdef int r
+    if not lzb_cpu_in_use() & 2:
+        return 0  # (no AVX2 in use: lzb_copy_down declines, rows are copied row by row)
+    _copy_down_calibrated = True
+    buf = <char*>malloc(n * dstep + length + 64)
+    if buf == NULL:
+        return 0
+    try:
+        with nogil:
+            memset(buf, 1, n * dstep + length + 64)
+        for r in range(7):
+            chunks = min(chunks, _time_copy_down(buf + length + 64, dstep, buf, n, length, True))
+            rows = min(rows, _time_copy_down(buf + length + 64, dstep, buf, n, length, False))
+    finally:
+        free(buf)
+    if not chunks * 1.1 < rows:
+        _copy_down_max = 0
+    return 0
+
+
+cdef bint _copies_down(const Plan* p) noexcept:
+    """Whether the plan may copy a long row down several rows a chunk at a time
+    (_rows_dispatch, lzb_copy_down): a row of COPY_DOWN_MIN bytes or more, contiguous in
+    the output, broadcast over the axis above it, unless the rows are packed and short
+    enough to be swept out from their first two (which does not depend on the choice)."""
+    cdef int last = p.ndim - 1
+    cdef intp_t row = p.shape[last] * p.itemsize if last >= 1 else 0
+    return (last >= 1 and p.sstride[last - 1] == 0 and p.sstride[last] == p.itemsize
+            and p.dstride[last] == p.itemsize and row >= COPY_DOWN_MIN
+            and (p.dstride[last - 1] != row or row > 2 * _replicate_copy))
+
+
 cdef int _calibrate(intp_t reach, intp_t nbytes) except -1:
     """Measure what a copy needs measured and this process has not: the copies' and fills'
     thresholds once its ``reach`` (output bytes, plus the source a transpose reads) is
@@ -203,6 +267,13 @@ def stream_threshold(kind="copy"):
         raise ValueError(f"kind must be 'copy' or 'fill', got {kind!r}")
     _calibrate(_stream_low, 0 if kind == "copy" else _fill_beyond)
     return _stream_bytes if kind == "copy" else _stream_fill_bytes
+
+
+def _copy_down_measured():
+    """Test hook: whether this process has chosen how long rows are copied down
+    (_calibrate_copy_down: measured, at the first copy that may need it or when
+    _copy_down_max_bytes() is asked, or set through that hook)."""
+    return _copy_down_calibrated
 
 
 def _fill_beyond_measured():

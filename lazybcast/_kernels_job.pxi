@@ -312,6 +312,8 @@ cdef int _run_plan(Plan* plan, const char* s, char* t, intp_t nbytes, int nthrea
         return 0
     plan.stream = reach >= _stream_bytes
     plan.stream_fill = nbytes >= _stream_fill_bytes
+    if not _copy_down_calibrated and nbytes < _copy_down_max and _copies_down(plan):
+        _calibrate_copy_down()
     plan.cached = nbytes < _copy_down_max
     block_bytes = _block_bytes(nbytes, nthreads)
     if plan.tiled:

@@ -174,7 +174,9 @@ STREAM_FILL_BEYOND = 2 * _L3
 #: model 2, 32 MiB L3), C model, one thread, GB/s chunk by chunk / row by row (memcpy),
 #: rows of 32 kB: 4 MiB 108 / 133, 16 MiB 86 / 118, 24 MiB 40 / 112, 33.5 MiB 27 / 55,
 #: 64 MiB 24 / 38; rows of 512 kB: 105 / 72, 78 / 94, 36 / 88, 25 / 52, 24 / 43
-#: (benchmarks/RESULTS.md, "Rows copied down beyond the cache").
+#: (benchmarks/RESULTS.md, "Rows copied down beyond the cache"). Whether chunks pay at all,
+#: even in the cache, is measured once, at the first copy that may use them
+#: (_calibrate_copy_down): where rows win (Zen 5) none is copied down a chunk at a time.
 COPY_DOWN_MAX_BYTES = STREAM_BYTES_LOW
 #: Outputs at least this large are copied from their source with non-temporal stores (before
 #: calibration: the lower candidate; stream_threshold() gives the value in use). A
@@ -248,6 +250,7 @@ cdef intp_t _stream_bytes = STREAM_BYTES
 cdef intp_t _stream_fill_bytes = STREAM_FILL_BYTES
 cdef intp_t _stream_low = min(STREAM_BYTES, STREAM_BYTES_LOW)
 cdef intp_t _copy_down_max = COPY_DOWN_MAX_BYTES
+cdef bint _copy_down_calibrated = False
 cdef intp_t _auto_threads_bytes = AUTO_THREADS_BYTES
 cdef intp_t _loop_threads_bytes = LOOP_THREADS_BYTES
 cdef intp_t _wake_threads_bytes = WAKE_THREADS_BYTES
@@ -282,8 +285,13 @@ def _copy_down_max_bytes(nbytes=None):
     """Test hook: a long row broadcast over several is copied into all of them a chunk at a
     time only in outputs smaller than ``nbytes`` (0: never); ``None`` leaves it. Returns the
     size in use."""
-    global _copy_down_max
-    _copy_down_max = _size_or(nbytes, _copy_down_max, "nbytes")
+    global _copy_down_max, _copy_down_calibrated
+    if nbytes is None:
+        if not _copy_down_calibrated:
+            _calibrate_copy_down()
+    else:
+        _copy_down_max = _size_or(nbytes, _copy_down_max, "nbytes")
+        _copy_down_calibrated = True
     return _copy_down_max
 
 

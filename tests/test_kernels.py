@@ -140,10 +140,12 @@ def test_replication_around_its_chunk_size(delta, count):
 
 @pytest.fixture(params=["in the cache", "beyond it"])
 def copy_down_max(request):
-    """Outputs copied down a chunk at a time (as in the cache), or row by row (as outputs
-    of COPY_DOWN_MAX_BYTES or more are)."""
+    """Outputs copied down a chunk at a time (as in the cache, where this machine's
+    measurement chose chunks), or row by row (as outputs of COPY_DOWN_MAX_BYTES or more are,
+    and all outputs where the measurement chose rows)."""
     default = _kernels._copy_down_max_bytes()
-    _kernels._copy_down_max_bytes(default if request.param == "in the cache" else 0)
+    _kernels._copy_down_max_bytes(
+        _kernels.COPY_DOWN_MAX_BYTES if request.param == "in the cache" else 0)
     yield
     assert _kernels._copy_down_max_bytes(default) == default
 
@@ -767,9 +769,47 @@ def test_copy_down_hook_rejects_negative_sizes():
 
 def test_copy_down_stops_at_the_cache_share():
     """Outputs copied down a chunk at a time stop at glibc's non-temporal threshold (this
-    CPU's share of the shared cache), as documented."""
+    CPU's share of the shared cache), or nowhere start, as this machine measured."""
     assert _kernels.COPY_DOWN_MAX_BYTES == _kernels.STREAM_BYTES_LOW
-    assert _kernels._copy_down_max_bytes() == _kernels.COPY_DOWN_MAX_BYTES
+    assert _kernels._copy_down_max_bytes() in (0, _kernels.COPY_DOWN_MAX_BYTES)
+
+
+def test_the_first_long_row_copied_down_chooses_chunks_or_rows():
+    """A process measures how long rows are copied down at its first copy that may use
+    chunks (a row of 1 kB or more broadcast over rows, not packed and short), not before
+    (at import, or for packed short rows, which are swept out either way), and not again;
+    the copy and those after it have NumPy's values. Where no AVX2 kernel is in use there is
+    nothing to choose."""
+    out = fresh_process(
+        "import numpy as np, lazybcast\n"
+        "from lazybcast import _kernels\n"
+        "seen = [_kernels._copy_down_measured()]\n"
+        "short = np.arange(512.0)\n"
+        "ok = (lazybcast.broadcast_to(short, (16, 512)).materialize() == short).all()\n"
+        "seen.append(_kernels._copy_down_measured())\n"
+        "src = np.arange(4096.0)\n"
+        "for n in (16, 5):\n"
+        "    ok &= (lazybcast.broadcast_to(src, (n, 4096)).materialize() == src).all()\n"
+        "    seen.append(_kernels._copy_down_measured())\n"
+        "print(*seen, ok, _kernels._copy_down_max_bytes() in (0, _kernels.COPY_DOWN_MAX_BYTES))\n"
+    ).split()
+    assert out[:2] == ["False", "False"]
+    assert out[4:] == ["True", "True"]
+    assert out[2:4] == (["True", "True"] if "AVX2" in _kernels.simd_features()
+                        else ["False", "False"])
+
+
+def test_copy_down_hook_settles_the_choice():
+    """A size set through the hook is kept: no later measurement replaces it."""
+    out = fresh_process(
+        "import numpy as np, lazybcast\n"
+        "from lazybcast import _kernels\n"
+        "_kernels._copy_down_max_bytes(12345)\n"
+        "src = np.arange(4096.0)\n"
+        "ok = (lazybcast.broadcast_to(src, (2, 4096)).materialize() == src).all()\n"
+        "print(_kernels._copy_down_measured(), _kernels._copy_down_max_bytes(), ok)\n"
+    ).split()
+    assert out == ["True", "12345", "True"]
 
 
 def test_stream_thresholds_hook_rejects_negative_sizes():
