@@ -140,7 +140,8 @@ cdef extern from "_kernels_simd_layout.h":
 
 cdef extern from "_kernels_simd_tiles.h":
     int lzb_scatter_transposed(const char* buf, intp_t sr, intp_t ni, intp_t nj, char* dst,
-                               intp_t da, intp_t size) noexcept nogil
+                               intp_t da, intp_t size, const char* ahead,
+                               intp_t nahead) noexcept nogil
     int lzb_transpose_staged(const char* src, intp_t sb, char* dst, intp_t da, intp_t ni,
                              intp_t nj, intp_t size, intp_t tile, char* stage,
                              intp_t cols) noexcept nogil

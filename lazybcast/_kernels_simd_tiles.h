@@ -13,12 +13,14 @@
 #include "_kernels_simd.h"
 
 /* ---- Transposing tiles ----------------------------------------------------------------
- * lzb_scatter_transposed(buf, sr, ni, nj, dst, da, size):
+ * lzb_scatter_transposed(buf, sr, ni, nj, dst, da, size, ahead, nahead):
  *   dst[i * da + j * size] = buf[j * sr + i * size] for i < ni, j < nj,
  * in square blocks of B x B items transposed in registers (B = 16 / size: 16x16 bytes,
  * 8x8 two-byte, 4x4 four-byte, 2x2 eight-byte items), the edges item by item; 16-byte items
- * are plain moves. buf is a tile in L1 (sr = ni * size) or the source itself. Returns 0
- * (nothing done) for other item sizes or without SSE2. */
+ * are plain moves. buf is a tile in L1 (sr = ni * size) or the source itself. If `ahead` is
+ * not NULL, the next rows to be read from memory (nahead rows sr apart, ni items each) are
+ * prefetched alongside, a line of each as the rows of buf pass a line. Returns 0 (nothing
+ * done) for other item sizes or without SSE2. */
 
 #if defined(LZB_SSE2)
 /* r[k] <- the k-th column of the 16 x 16 bytes (or 8 x 8 two-byte, 4 x 4 four-byte,
@@ -86,10 +88,14 @@ LZB_INLINE void lzb_transpose128(__m128i *r, Py_ssize_t size) {
 #if defined(LZB_SSE2)
 /* The body of lzb_scatter_transposed, inlined once per item size (a constant there). */
 LZB_INLINE void lzb_scatter_sized(const char *buf, Py_ssize_t sr, Py_ssize_t ni,
-                                  Py_ssize_t nj, char *dst, Py_ssize_t da, Py_ssize_t size) {
+                                  Py_ssize_t nj, char *dst, Py_ssize_t da, Py_ssize_t size,
+                                  const char *ahead, Py_ssize_t nahead) {
     Py_ssize_t i, j, k, b = 16 / size;
     __m128i r[16];
     for (i = 0; i + b <= ni; i += b) {
+        if (ahead != NULL && ((i * size) & 63) == 0)
+            for (k = 0; k < nahead; k++)
+                _mm_prefetch(ahead + k * sr + i * size, _MM_HINT_T0);
         for (j = 0; j + b <= nj; j += b) {
             for (k = 0; k < b; k++)
                 r[k] = _mm_loadu_si128((const __m128i *)(buf + (j + k) * sr + i * size));
@@ -109,25 +115,31 @@ LZB_INLINE void lzb_scatter_sized(const char *buf, Py_ssize_t sr, Py_ssize_t ni,
 
 static inline int lzb_scatter_transposed(const char *buf, Py_ssize_t sr, Py_ssize_t ni,
                                          Py_ssize_t nj, char *dst, Py_ssize_t da,
-                                         Py_ssize_t size) {
+                                         Py_ssize_t size, const char *ahead,
+                                         Py_ssize_t nahead) {
 #if defined(LZB_SSE2)
     switch (size) {
-    case 1: lzb_scatter_sized(buf, sr, ni, nj, dst, da, 1); return 1;
-    case 2: lzb_scatter_sized(buf, sr, ni, nj, dst, da, 2); return 1;
-    case 4: lzb_scatter_sized(buf, sr, ni, nj, dst, da, 4); return 1;
-    case 8: lzb_scatter_sized(buf, sr, ni, nj, dst, da, 8); return 1;
+    case 1: lzb_scatter_sized(buf, sr, ni, nj, dst, da, 1, ahead, nahead); return 1;
+    case 2: lzb_scatter_sized(buf, sr, ni, nj, dst, da, 2, ahead, nahead); return 1;
+    case 4: lzb_scatter_sized(buf, sr, ni, nj, dst, da, 4, ahead, nahead); return 1;
+    case 8: lzb_scatter_sized(buf, sr, ni, nj, dst, da, 8, ahead, nahead); return 1;
     case 16: {  /* one item per register: plain moves */
-        Py_ssize_t i, j;
-        for (i = 0; i < ni; i++)
+        Py_ssize_t i, j, k;
+        for (i = 0; i < ni; i++) {
+            if (ahead != NULL && (i & 3) == 0)
+                for (k = 0; k < nahead; k++)
+                    _mm_prefetch(ahead + k * sr + i * 16, _MM_HINT_T0);
             for (j = 0; j < nj; j++)
                 _mm_storeu_si128((__m128i *)(dst + i * da + j * 16),
                                  _mm_loadu_si128((const __m128i *)(buf + j * sr + i * 16)));
+        }
         return 1;
     }
     default: return 0;
     }
 #else
-    (void)buf; (void)sr; (void)ni; (void)nj; (void)dst; (void)da; (void)size;
+    (void)buf; (void)sr; (void)ni; (void)nj; (void)dst; (void)da; (void)size; (void)ahead;
+    (void)nahead;
     return 0;
 #endif
 }
@@ -216,7 +228,7 @@ static inline int lzb_transpose_staged(const char *src, Py_ssize_t sb, char *dst
                     memcpy(buf + q * ti * size, row, (size_t)(ti * size));
                 }
                 lzb_scatter_transposed(buf, ti * size, ti, tj, block + (j - j0) * size,
-                                       cols * size, size);
+                                       cols * size, size, NULL, 0);
             }
             for (r = 0; r < ti; r++)
                 lzb_stream_copy(dst + (i0 + r) * da + j0 * size, block + r * cols * size,
@@ -259,6 +271,13 @@ static inline int lzb_transpose_staged(const char *src, Py_ssize_t sb, char *dst
  * cache lines (the caller's condition: a run that starts inside a line writes two partial
  * lines, and 1448x1448 float32, whose rows start at every offset, took 7.5-7.9 ms instead
  * of 1.2-1.8 ms).
+ * While one band of rows is read, the next (of this piece, or the next piece's first) is
+ * prefetched into L1, a line of each of its rows as the band's rows pass a line: a band
+ * ahead, 32 kB for float32. Zen 5 (family 26 model 2), 64 MiB transposes, one thread,
+ * medians of 5 rounds' best of 15, without / with: uint8 8.46 / 7.14 ms, uint16 7.38 /
+ * 4.85, float32 6.90 / 5.44, float64 6.62 / 5.17, complex128 5.49 / 4.85 (two threads: 5.06
+ * / 4.42 ... 3.13 / 3.07); two bands ahead, or into L2, or non-temporal: float32 5.4-5.7
+ * against 5.2-5.3 (benchmarks/RESULTS.md, "Transposes that prefetch their next band").
  * Why this order. Zen 4, 4096x4096 float32, one thread, a C model of both orders: reading
  * 256-byte pieces of every source row in turn (lzb_transpose_staged's order) took 7.1-8.2 ms
  * for the reads alone, whatever the prefetch distance, and pieces of 4-8 kB still 5.9-8.2
@@ -271,18 +290,31 @@ static inline int lzb_transpose_rows(const char *src, Py_ssize_t sb, char *dst,
                                      Py_ssize_t size, char *stage, Py_ssize_t rows,
                                      Py_ssize_t cols) {
 #if defined(LZB_SSE2)
-    Py_ssize_t i0, j0, j, r, ti, tj;
+    Py_ssize_t i0, j0, j, r, ti, tj, nahead;
     Py_ssize_t band = size <= 2 ? 16 : LZB_TRANSPOSE_STREAMS;  /* (a multiple of 16 / size) */
+    const char *ahead;
     if (size != 1 && size != 2 && size != 4 && size != 8 && size != 16)
         return 0;
     for (j0 = 0; j0 < nj; j0 += cols) {
         tj = nj - j0 < cols ? nj - j0 : cols;
         for (i0 = 0; i0 < ni; i0 += rows) {
             ti = ni - i0 < rows ? ni - i0 : rows;
-            for (j = 0; j < tj; j += band)
+            for (j = 0; j < tj; j += band) {
+                /* the band after this one: of this piece, or the next piece's first if it
+                   is as wide (none at the end of a piece's column of pieces) */
+                ahead = NULL;
+                nahead = 0;
+                if (j + band < tj) {
+                    ahead = src + i0 * size + (j0 + j + band) * sb;
+                    nahead = tj - j - band < band ? tj - j - band : band;
+                } else if (i0 + rows + ti <= ni) {
+                    ahead = src + (i0 + rows) * size + j0 * sb;
+                    nahead = tj < band ? tj : band;
+                }
                 lzb_scatter_transposed(src + i0 * size + (j0 + j) * sb, sb, ti,
                                        tj - j < band ? tj - j : band, stage + j * size,
-                                       cols * size, size);
+                                       cols * size, size, ahead, nahead);
+            }
             for (r = 0; r < ti; r++)
                 lzb_stream_run(dst + (i0 + r) * da + j0 * size, stage + r * cols * size,
                                (size_t)(tj * size));

@@ -38,7 +38,7 @@ cdef void _tiles(const Plan* p, const char* src, char* dst) noexcept nogil:
             # output streams through _tiles_rows or _tiles_staged instead).
             if p.dstride[b] != size or not lzb_scatter_transposed(
                     buf, ni * size, ni, nj, dst + i * p.dstride[a] + j * p.dstride[b],
-                    p.dstride[a], size):
+                    p.dstride[a], size, NULL, 0):
                 _rows_dispatch(size, ni, size, p.dstride[a], nj, ni * size, p.dstride[b],
                                buf, dst + i * p.dstride[a] + j * p.dstride[b], False, True)
             j += tile
