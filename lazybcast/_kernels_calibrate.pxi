@@ -99,8 +99,14 @@ cdef int _calibrate_fill_beyond() except -1:
     """Once, the first time an output reaches STREAM_FILL_BEYOND, if fills stream from
     STREAM_FILL_HIGH: fill an output of STREAM_FILL_BEYOND with one thread (_fill_times;
     20-90 ms with the allocation on Zen 5); if non-temporal stores are 1.15x faster, fills stream
-    from STREAM_FILL_BEYOND (the copy threshold if higher). See STREAM_FILL_BEYOND."""
-    global _stream_fill_bytes, _fill_beyond_calibrated, STREAM_FILL_BYTES
+    from STREAM_FILL_BEYOND (the copy threshold if higher). See STREAM_FILL_BEYOND.
+
+    Then, where ERMS is in use, fill the same size with one float32 repeated, with the
+    threads a fill of that size takes: if `rep stos` (ordinary stores) is faster than
+    non-temporal stores there, runs of one item stream only from STREAM_ITEM_BEYOND (15-40
+    ms more). No margin: where the two are within noise of each other either is as good
+    (Zen 5, six processes: `rep stos` 1.23-1.43 ms against 1.49-1.50 non-temporal)."""
+    global _stream_fill_bytes, _fill_beyond_calibrated, STREAM_FILL_BYTES, _stream_item_bytes
     cdef double ordinary, streamed
     cdef intp_t n = (_fill_beyond // 256) * 256
     cdef intp_t before = _stream_fill_bytes
@@ -118,6 +124,16 @@ cdef int _calibrate_fill_beyond() except -1:
         # have set the threshold through the test hook)
         _stream_fill_bytes = max(_stream_bytes, _fill_beyond)
         STREAM_FILL_BYTES = _stream_fill_bytes
+    if _stream_fill_bytes < STREAM_FILL_HIGH and lzb_cpu_in_use() & 8:  # (bit 3: ERMS)
+        before = _stream_fill_bytes
+        try:
+            if not _fill_times(n, threads_for(n, None), &ordinary, &streamed, True):
+                return 0
+        except BaseException:
+            _fill_beyond_calibrated = False
+            raise
+        if ordinary < streamed and _stream_fill_bytes == before:
+            _stream_item_bytes = STREAM_ITEM_BEYOND
     return 0
 
 
@@ -197,18 +213,20 @@ cdef int _calibrate(intp_t reach, intp_t nbytes) except -1:
     return 0
 
 
-cdef bint _fill_times(intp_t n, int nthreads, double* ordinary, double* streamed) except -1:
-    """Fill ``n`` bytes (rows of 64 float32 replicated, a NumPy array as outputs are) through
-    the kernels with ``nthreads`` threads: with ordinary stores (two untimed fills, one of
-    which finds the output in memory, then best of 3) and with non-temporal ones (one
-    untimed, best of 3). False if the output cannot be allocated."""
+cdef bint _fill_times(intp_t n, int nthreads, double* ordinary, double* streamed,
+                      bint one_item=False) except -1:
+    """Fill ``n`` bytes (rows of 64 float32 replicated, or with ``one_item`` one float32
+    repeated: rep stos where ERMS is in use; a NumPy array as outputs are) through the
+    kernels with ``nthreads`` threads: with ordinary stores (two untimed fills, one of which
+    finds the output in memory, then best of 3) and with non-temporal ones (one untimed,
+    best of 3). False if the output cannot be allocated."""
     cdef int r
     cdef bint stream
     try:
-        out = np.empty((n // 256, 64), dtype=np.float32)
+        out = np.empty((n // 65536, 16384) if one_item else (n // 256, 64), dtype=np.float32)
     except MemoryError:
         return False
-    src = np.arange(1, 65, dtype=np.float32)
+    src = np.array([1.5], dtype=np.float32) if one_item else np.arange(1, 65, dtype=np.float32)
     ordinary[0] = streamed[0] = 1e9
     for stream in (False, True):
         for r in range(1 if stream else 2):
@@ -222,9 +240,9 @@ cdef bint _fill_times(intp_t n, int nthreads, double* ordinary, double* streamed
 
 
 cdef double _timed_fill(cnp.ndarray row, cnp.ndarray out, bint stream, int nthreads) except -1:
-    """Seconds to fill each row of ``out`` (C-contiguous, rows of ``row``'s items) with
-    ``row`` through the kernels, with ``nthreads`` threads, with non-temporal stores or not
-    (``stream``) whatever the thresholds say."""
+    """Seconds to fill each row of ``out`` (C-contiguous, rows of ``row``'s items, or of its
+    one item repeated) with ``row`` through the kernels, with ``nthreads`` threads, with
+    non-temporal stores or not (``stream``) whatever the thresholds say."""
     from time import perf_counter
     cdef intp_t shape[2]
     cdef intp_t sstride[2]
@@ -236,11 +254,12 @@ cdef double _timed_fill(cnp.ndarray row, cnp.ndarray out, bint stream, int nthre
     cdef Job job
     cdef double start
     shape[0], shape[1] = cnp.PyArray_DIMS(out)[0], cnp.PyArray_DIMS(out)[1]
-    sstride[0], sstride[1] = 0, cnp.PyArray_ITEMSIZE(row)
+    sstride[0], sstride[1] = 0, cnp.PyArray_ITEMSIZE(row) if cnp.PyArray_SIZE(row) > 1 else 0
     dstride[0], dstride[1] = cnp.PyArray_STRIDES(out)[0], cnp.PyArray_STRIDES(out)[1]
     plan_init(&plan, 2, shape, sstride, dstride, cnp.PyArray_ITEMSIZE(out), False, &s, &t)
     plan.stream = stream
     plan.stream_fill = stream
+    plan.stream_item = stream
     _job_init(&job, &plan, s, t, _block_bytes(nbytes, nthreads))
     start = perf_counter()
     _execute(&job, &job.next, &job.cancelled, job.n_items, nthreads, _helper, _run_block)
@@ -267,6 +286,17 @@ def stream_threshold(kind="copy"):
         raise ValueError(f"kind must be 'copy' or 'fill', got {kind!r}")
     _calibrate(_stream_low, 0 if kind == "copy" else _fill_beyond)
     return _stream_bytes if kind == "copy" else _stream_fill_bytes
+
+
+def _stream_item_threshold(nbytes=None):
+    """Test and benchmark hook: the output size from which runs of one item of up to 8 bytes
+    (memset, `rep stos`) stream, after calibrating as a fill beyond the cache would: the
+    fills' threshold, or STREAM_ITEM_BEYOND where _calibrate_fill_beyond chose it.
+    ``nbytes`` sets it (never below the fills' threshold); ``None`` leaves it."""
+    global _stream_item_bytes
+    _calibrate(_stream_low, _fill_beyond)
+    _stream_item_bytes = _size_or(nbytes, _stream_item_bytes, "nbytes")
+    return max(_stream_fill_bytes, _stream_item_bytes)
 
 
 def _copy_down_measured():

@@ -83,6 +83,7 @@ cdef void _job_block(const Job* job, intp_t item, Plan* sub, const char** src,
     sub.has_objects = p.has_objects
     sub.stream = p.stream
     sub.stream_fill = p.stream_fill
+    sub.stream_item = p.stream_item
     sub.cached = p.cached
     sub.tiled = p.tiled and sub.ndim >= 2
     sub.gaxis = p.gaxis - ax if p.gaxis >= 0 else -1
@@ -312,6 +313,8 @@ cdef int _run_plan(Plan* plan, const char* s, char* t, intp_t nbytes, int nthrea
         return 0
     plan.stream = reach >= _stream_bytes
     plan.stream_fill = nbytes >= _stream_fill_bytes
+    # (rep stos fills items of 2 to 8 bytes; bytes are memset: uniform)
+    plan.stream_item = plan.stream_fill and (nbytes >= _stream_item_bytes or plan.itemsize > 8)
     if not _copy_down_calibrated and nbytes < _copy_down_max and _copies_down(plan):
         _calibrate_copy_down()
     plan.cached = nbytes < _copy_down_max

@@ -167,6 +167,17 @@ STREAM_FILL_HIGH = 4 * _L3
 #: threads 0.80-0.95: ordinary stores win there up to 96 MiB) (benchmarks/RESULTS.md,
 #: "Fills beyond the cache").
 STREAM_FILL_BEYOND = 2 * _L3
+#: Runs of one item (memset, and `rep stos` of 2- to 8-byte items: ERMS) stream only from
+#: here, on a machine that chose STREAM_FILL_BEYOND, if at that size `rep stos` with the
+#: default threads fills faster than non-temporal stores (_calibrate_fill_beyond): three
+#: times the shared cache. The string instructions write whole lines without reading them
+#: and keep up with non-temporal stores further than vector stores do. Zen 5 (family 26
+#: model 2, 32 MiB L3), one float32 repeated, the same output filled again, medians of
+#: three rounds' best of 9, `rep stos` / non-temporal, two threads: 48 MiB 0.80 / 1.13 ms,
+#: 64 MiB 1.24 / 1.50, 96 MiB 2.35 / 2.28, 128 MiB 3.35 / 3.01, 256 MiB 7.27 / 6.02 (one
+#: thread alike; `memset` of 64 MiB 1.36) (benchmarks/RESULTS.md, "Runs of one item beyond
+#: the cache").
+STREAM_ITEM_BEYOND = 3 * _L3
 #: A long row broadcast over several (lzb_copy_down: rows of more than two chunks of
 #: REPLICATE_COPY_BYTES, or not packed together) is copied into all of them a chunk at a time
 #: only in outputs below this size, LOW: this CPU's share of the shared cache. A larger output
@@ -257,6 +268,7 @@ cdef intp_t _wake_threads_bytes = WAKE_THREADS_BYTES
 cdef bint _stream_calibrated = _env_bytes("LAZYBCAST_STREAM_BYTES") is not None
 cdef bint _fill_beyond_calibrated = _stream_calibrated
 cdef intp_t _fill_beyond = STREAM_FILL_BEYOND
+cdef intp_t _stream_item_bytes = 0  # (runs of one item: from _stream_fill_bytes, or this)
 cdef int _calibrations = 0  # completed calibrations (test hook _stream_calibrations)
 
 
@@ -297,11 +309,13 @@ def _copy_down_max_bytes(nbytes=None):
 
 def _stream_thresholds(copy=None, fill=None):
     """Test and benchmark hook: copies from a source stream from ``copy`` bytes of output,
-    fills from ``fill`` (after calibrating, as the first copies past each threshold would);
-    ``None`` leaves either. Returns the pair in use."""
-    global _stream_bytes, _stream_fill_bytes
+    fills from ``fill``, runs of one item included (after calibrating, as the first copies
+    past each threshold would); ``None`` leaves either. Returns the pair in use."""
+    global _stream_bytes, _stream_fill_bytes, _stream_item_bytes
     _calibrate(_stream_low, _fill_beyond)
     copy_bytes = _size_or(copy, _stream_bytes, "copy")
     _stream_fill_bytes = _size_or(fill, _stream_fill_bytes, "fill")
+    if fill is not None:
+        _stream_item_bytes = 0  # (runs of one item too: what the tests that set it expect)
     _stream_bytes = copy_bytes
     return _stream_bytes, _stream_fill_bytes

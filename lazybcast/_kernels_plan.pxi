@@ -89,6 +89,7 @@ cdef int plan_init(Plan* p, int ndim, const intp_t* shape, const intp_t* sstride
     p.empty = itemsize == 0
     p.stream = False
     p.stream_fill = False
+    p.stream_item = False
     p.cached = True
     p.tiled = False
     p.gaxis = -1

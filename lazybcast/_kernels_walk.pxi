@@ -4,8 +4,9 @@
 
 cdef inline bint _streams(const Plan* p, intp_t inner_sstride) noexcept nogil:
     """Non-temporal stores for rows with this inner source stride: 0 is a fill (no source
-    read), whose threshold is higher on machines where cached writes win longer."""
-    return p.stream_fill if inner_sstride == 0 else p.stream
+    read), runs of one item, whose threshold is higher on machines where cached writes (or
+    `rep stos`) win longer."""
+    return p.stream_item if inner_sstride == 0 else p.stream
 
 
 cdef inline bint _moves_layout(const Plan* p) noexcept nogil:
@@ -32,7 +33,7 @@ cdef void _run(const Plan* p, int d, const char* src, char* dst) noexcept nogil:
         # A broadcast axis contiguous in the destination.
         if d == last:
             if _uniform(src, p.itemsize):
-                if p.stream_fill:
+                if p.stream_item:
                     lzb_stream_fill(dst, src[0], n * p.itemsize)
                 else:
                     memset(dst, src[0], n * p.itemsize)
@@ -40,7 +41,7 @@ cdef void _run(const Plan* p, int d, const char* src, char* dst) noexcept nogil:
             if n * p.itemsize >= REPLICATE_MIN:
                 # Items of 1 to 16 bytes: vector broadcast stores, as out.fill() does (copying
                 # the output onto itself spent 86% of a scalar float64 fill in memmove).
-                if p.stream_fill:
+                if p.stream_item:
                     if lzb_stream_pattern(dst, src, p.itemsize, n * p.itemsize):
                         return
                 elif lzb_fill_rows(dst, 0, src, 0, 1, p.itemsize, n * p.itemsize):

@@ -899,11 +899,49 @@ def test_fills_beyond_the_cache_are_measured_at_the_first_such_output():
         "ok = np.array_equal(lazybcast.broadcast_to(src, shape).materialize(),\n"
         "                    np.broadcast_to(src, shape))\n"
         "copy, fill = _kernels._stream_thresholds()\n"
+        "item = _kernels._stream_item_threshold()\n"
         "print(before, _kernels._fill_beyond_measured(), ok, _kernels._stream_calibrations(),\n"
         "      fill in {max(copy, t) for t in (_kernels.STREAM_BYTES_MID,\n"
         "               _kernels.STREAM_FILL_BEYOND, _kernels.STREAM_FILL_HIGH)},\n"
-        "      fill == _kernels.STREAM_FILL_BYTES)\n")
-    assert out == ["False", "True", "True", "1", "True", "True"]
+        "      fill == _kernels.STREAM_FILL_BYTES,\n"
+        "      item in (fill, max(fill, _kernels.STREAM_ITEM_BEYOND)))\n")
+    assert out == ["False", "True", "True", "1", "True", "True", "True"]
+
+
+@pytest.mark.parametrize("dtype", ["u1", "u2", "f4", "f8", "c16", "S3"])
+@pytest.mark.parametrize("item_streams", [False, True])
+def test_runs_of_one_item_stream_by_their_own_threshold(dtype, item_streams, simd):
+    """Fills stream (small thresholds through the hooks) while runs of one item do or do not
+    (their own threshold: `rep stos` where it beats non-temporal stores; items over 8 bytes
+    always follow the fills): one item over a long run, per row, per plane, a scalar, and
+    rows of several items beside them, all with NumPy's values, nothing written around."""
+    copy, fill = _kernels._stream_thresholds()
+    item = _kernels._stream_item_threshold()
+    try:
+        _kernels._stream_thresholds(fill=0)
+        _kernels._stream_item_threshold(0 if item_streams else 1 << 40)
+        for src_shape, shape in (((7, 1, 1), (7, 9, 700)), ((1,), (6000,)), ((5, 1), (5, 3001)),
+                                 ((), (3, 2100)), ((1, 1, 4), (3, 700, 4))):
+            src = _data(src_shape, np.dtype(dtype))
+            raw, lined = _lined(int(np.prod(shape)) * np.dtype(dtype).itemsize, 8)
+            out = lined.view(dtype).reshape(shape)
+            for threads in (1, 2):
+                raw[...] = 0xA5
+                lined[...] = 0
+                lazybcast.broadcast_to(src, shape).materialize(out=out, threads=threads)
+                assert out.tobytes() == np.broadcast_to(src, shape).tobytes()
+                start = lined.ctypes.data - raw.ctypes.data
+                assert set(raw[:start].tobytes() + raw[start + lined.size:].tobytes()) <= {0xA5}
+    finally:
+        _kernels._stream_thresholds(copy=copy, fill=fill)  # (sets runs of one item's to 0)
+        _kernels._stream_item_threshold(item)
+    assert _kernels._stream_thresholds() == (copy, fill)
+    assert _kernels._stream_item_threshold() == item
+
+
+def test_stream_item_hook_rejects_negative_sizes():
+    with pytest.raises(ValueError, match="nbytes must be >= 0, got -3"):
+        _kernels._stream_item_threshold(-3)
 
 
 def test_a_transposes_source_does_not_count_towards_fills_beyond_the_cache():
