@@ -18,7 +18,8 @@ between them is a direct C call, inlined where marked ``inline``):
 ``_kernels_machine.pxi``     thresholds (streaming, replication, blocks, threads), the cache
                              sizes they are derived from at import, and their test hooks
 ``_kernels_calibrate.pxi``   the once-per-process measurements that choose the streaming
-                             thresholds among their candidates; ``stream_threshold``
+                             thresholds among their candidates (copies, fills, runs of one
+                             item) and how long rows are copied down; ``stream_threshold``
 ``_kernels_plan.pxi``        ``plan_init``: an n-d copy simplified into a Plan (GIL, may raise)
 ``_kernels_rows.pxi``        row kernels: contiguous, repeated-item, reversed and strided runs,
                              replication of a block written once

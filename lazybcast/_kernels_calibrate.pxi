@@ -1,5 +1,6 @@
-# Included by _kernels.pyx: the measurements behind the streaming thresholds, run once per
-# process the first time an output needs them (_calibrate, from _run_plan in
+# Included by _kernels.pyx: the measurements behind the streaming thresholds (copies, fills,
+# runs of one item) and the copy-down's chunks, run once per process the first time an
+# output needs them (_calibrate and _calibrate_copy_down, from _run_plan in
 # _kernels_job.pxi), and stream_threshold(), which says what they chose. The candidates they
 # choose between, and the evidence for each rule, are in _kernels_machine.pxi.
 
