@@ -35,9 +35,9 @@ cdef struct Plan:
     bint has_objects
     bint stream     # large output: copies from the source use non-temporal stores
     bint stream_fill  # larger still: fills and replication (no source read) do too
-    bint stream_item  # runs of one item (memset, rep stos) do too: as stream_fill, or, for
-                      # items up to 8 bytes, from a larger output where the string
-                      # instructions fill faster (_calibrate_fill_beyond)
+    bint stream_item  # long runs of one item (memset, rep stos) do too: as stream_fill, or,
+                      # for items of 1, 2, 4 or 8 bytes, from a larger output where the
+                      # string instructions fill faster (_calibrate_item_beyond)
     bint cached     # the output stays in the cache: a long row broadcast over several is
                     # copied into all of them a chunk at a time (lzb_copy_down)
     bint tiled      # axes ndim-2 and ndim-1 are walked in tiles (a transposing copy)

@@ -100,14 +100,8 @@ cdef int _calibrate_fill_beyond() except -1:
     """Once, the first time an output reaches STREAM_FILL_BEYOND, if fills stream from
     STREAM_FILL_HIGH: fill an output of STREAM_FILL_BEYOND with one thread (_fill_times;
     20-90 ms with the allocation on Zen 5); if non-temporal stores are 1.15x faster, fills stream
-    from STREAM_FILL_BEYOND (the copy threshold if higher). See STREAM_FILL_BEYOND.
-
-    Then, where ERMS is in use, fill the same size with one float32 repeated, with the
-    threads a fill of that size takes: if `rep stos` (ordinary stores) is faster than
-    non-temporal stores there, runs of one item stream only from STREAM_ITEM_BEYOND (15-40
-    ms more). No margin: where the two are within noise of each other either is as good
-    (Zen 5, six processes: `rep stos` 1.23-1.43 ms against 1.49-1.50 non-temporal)."""
-    global _stream_fill_bytes, _fill_beyond_calibrated, STREAM_FILL_BYTES, _stream_item_bytes
+    from STREAM_FILL_BEYOND (the copy threshold if higher). See STREAM_FILL_BEYOND."""
+    global _stream_fill_bytes, _fill_beyond_calibrated, STREAM_FILL_BYTES
     cdef double ordinary, streamed
     cdef intp_t n = (_fill_beyond // 256) * 256
     cdef intp_t before = _stream_fill_bytes
@@ -125,16 +119,37 @@ cdef int _calibrate_fill_beyond() except -1:
         # have set the threshold through the test hook)
         _stream_fill_bytes = max(_stream_bytes, _fill_beyond)
         STREAM_FILL_BYTES = _stream_fill_bytes
-    if _stream_fill_bytes < STREAM_FILL_HIGH and lzb_cpu_in_use() & 8:  # (bit 3: ERMS)
-        before = _stream_fill_bytes
-        try:
-            if not _fill_times(n, threads_for(n, None), &ordinary, &streamed, True):
-                return 0
-        except BaseException:
-            _fill_beyond_calibrated = False
-            raise
-        if ordinary < streamed and _stream_fill_bytes == before:
-            _stream_item_bytes = STREAM_ITEM_BEYOND
+    return 0
+
+
+cdef int _calibrate_item_beyond() except -1:
+    """Once, after _calibrate_fill_beyond, where it brought the fills' threshold down to
+    STREAM_FILL_BEYOND and ERMS is in use: fill an output of that size whose rows of 64 kB
+    each repeat one float32 (ITEM_RUN_MIN_BYTES), with the threads a fill of that size
+    takes, by `rep stos` (ordinary stores) and with non-temporal stores (_fill_times; 15-40
+    ms with the allocation). If `rep stos` is faster, runs of one item of ITEM_RUN_MIN_BYTES
+    or more stream only from STREAM_ITEM_BEYOND. No margin: where the two are within noise
+    of each other either is as good. Without ERMS in use (or with it masked by the test
+    hook _limit_simd) nothing is decided, and a later output measures."""
+    global _item_beyond_calibrated, _stream_item_bytes, _item_calibrations
+    cdef double stos, streamed
+    cdef intp_t n = (_fill_beyond // 65536) * 65536
+    cdef intp_t before = _stream_fill_bytes
+    if not lzb_cpu_in_use() & 8:  # (bit 3: ERMS)
+        return 0
+    _item_beyond_calibrated = True
+    if before != max(_stream_bytes, _fill_beyond) or before >= STREAM_FILL_HIGH or n <= 0:
+        return 0
+    try:
+        if not _fill_times(n, threads_for(n, None), &stos, &streamed, True):
+            return 0
+    except BaseException:
+        _item_beyond_calibrated = False  # (Ctrl-C: the next such output measures again)
+        raise
+    _item_calibrations += 1
+    if stos < streamed and _stream_fill_bytes == before and _stream_item_bytes == 0:
+        # (not if either was set meanwhile through the test hooks)
+        _stream_item_bytes = STREAM_ITEM_BEYOND
     return 0
 
 
@@ -168,6 +183,7 @@ cdef int _calibrate_copy_down() except -1:
     vector loop (benchmarks/RESULTS.md, "Rows copied down, chosen by measurement")."""
     global _copy_down_max, _copy_down_calibrated
     cdef intp_t length = 4 * _replicate_copy, dstep = length + 64, n = 16
+    cdef intp_t before = _copy_down_max
     cdef double chunks = 1e9, rows = 1e9
     cdef char* buf
     cdef int r
@@ -185,7 +201,7 @@ cdef int _calibrate_copy_down() except -1:
             rows = min(rows, _time_copy_down(buf + length + 64, dstep, buf, n, length, False))
     finally:
         free(buf)
-    if not chunks * 1.1 < rows:
+    if not chunks * 1.1 < rows and _copy_down_max == before:  # (not if set meanwhile)
         _copy_down_max = 0
     return 0
 
@@ -193,13 +209,15 @@ cdef int _calibrate_copy_down() except -1:
 cdef bint _copies_down(const Plan* p) noexcept:
     """Whether the plan may copy a long row down several rows a chunk at a time
     (_rows_dispatch, lzb_copy_down): a row of COPY_DOWN_MIN bytes or more, contiguous in
-    the output, broadcast over the axis above it, unless the rows are packed and short
-    enough to be swept out from their first two (which does not depend on the choice)."""
+    the output, broadcast over the axis above it, unless three or more rows are packed and
+    short enough to be swept out from their first two (which does not depend on the
+    choice)."""
     cdef int last = p.ndim - 1
     cdef intp_t row = p.shape[last] * p.itemsize if last >= 1 else 0
     return (last >= 1 and p.sstride[last - 1] == 0 and p.sstride[last] == p.itemsize
             and p.dstride[last] == p.itemsize and row >= COPY_DOWN_MIN
-            and (p.dstride[last - 1] != row or row > 2 * _replicate_copy))
+            and (p.dstride[last - 1] != row or row > 2 * _replicate_copy
+                 or p.shape[last - 1] < 3))
 
 
 cdef int _calibrate(intp_t reach, intp_t nbytes) except -1:
@@ -209,25 +227,29 @@ cdef int _calibrate(intp_t reach, intp_t nbytes) except -1:
     STREAM_FILL_BEYOND or more."""
     if reach >= _stream_low and not _stream_calibrated:
         _calibrate_stream()
-    if nbytes >= _fill_beyond and not _fill_beyond_calibrated and _stream_calibrated:
-        _calibrate_fill_beyond()
+    if nbytes >= _fill_beyond and _stream_calibrated:
+        if not _fill_beyond_calibrated:
+            _calibrate_fill_beyond()
+        if _fill_beyond_calibrated and not _item_beyond_calibrated:
+            _calibrate_item_beyond()
     return 0
 
 
 cdef bint _fill_times(intp_t n, int nthreads, double* ordinary, double* streamed,
                       bint one_item=False) except -1:
-    """Fill ``n`` bytes (rows of 64 float32 replicated, or with ``one_item`` one float32
-    repeated: rep stos where ERMS is in use; a NumPy array as outputs are) through the
-    kernels with ``nthreads`` threads: with ordinary stores (two untimed fills, one of which
-    finds the output in memory, then best of 3) and with non-temporal ones (one untimed,
-    best of 3). False if the output cannot be allocated."""
+    """Fill ``n`` bytes (rows of 64 float32 replicated, or with ``one_item`` rows of 64 kB
+    that each repeat one float32: `rep stos` where ERMS is in use; a NumPy array as outputs
+    are) through the kernels with ``nthreads`` threads: with ordinary stores (two untimed
+    fills, one of which finds the output in memory, then best of 3) and with non-temporal
+    ones (one untimed, best of 3). False if the output cannot be allocated."""
     cdef int r
     cdef bint stream
     try:
         out = np.empty((n // 65536, 16384) if one_item else (n // 256, 64), dtype=np.float32)
     except MemoryError:
         return False
-    src = np.array([1.5], dtype=np.float32) if one_item else np.arange(1, 65, dtype=np.float32)
+    src = (np.arange(1, n // 65536 + 1, dtype=np.float32).reshape(-1, 1) if one_item
+           else np.arange(1, 65, dtype=np.float32))
     ordinary[0] = streamed[0] = 1e9
     for stream in (False, True):
         for r in range(1 if stream else 2):
@@ -241,9 +263,10 @@ cdef bint _fill_times(intp_t n, int nthreads, double* ordinary, double* streamed
 
 
 cdef double _timed_fill(cnp.ndarray row, cnp.ndarray out, bint stream, int nthreads) except -1:
-    """Seconds to fill each row of ``out`` (C-contiguous, rows of ``row``'s items, or of its
-    one item repeated) with ``row`` through the kernels, with ``nthreads`` threads, with
-    non-temporal stores or not (``stream``) whatever the thresholds say."""
+    """Seconds to fill each row of ``out`` (C-contiguous) with ``row`` (1-d: as many items as
+    a row of ``out``), or, if ``row`` is a column (2-d: one item per row of ``out``), with
+    its item repeated, through the kernels, with ``nthreads`` threads, with non-temporal
+    stores or not (``stream``) whatever the thresholds say."""
     from time import perf_counter
     cdef intp_t shape[2]
     cdef intp_t sstride[2]
@@ -255,7 +278,10 @@ cdef double _timed_fill(cnp.ndarray row, cnp.ndarray out, bint stream, int nthre
     cdef Job job
     cdef double start
     shape[0], shape[1] = cnp.PyArray_DIMS(out)[0], cnp.PyArray_DIMS(out)[1]
-    sstride[0], sstride[1] = 0, cnp.PyArray_ITEMSIZE(row) if cnp.PyArray_SIZE(row) > 1 else 0
+    if cnp.PyArray_NDIM(row) == 1:
+        sstride[0], sstride[1] = 0, cnp.PyArray_ITEMSIZE(row)
+    else:
+        sstride[0], sstride[1] = cnp.PyArray_STRIDES(row)[0], 0
     dstride[0], dstride[1] = cnp.PyArray_STRIDES(out)[0], cnp.PyArray_STRIDES(out)[1]
     plan_init(&plan, 2, shape, sstride, dstride, cnp.PyArray_ITEMSIZE(out), False, &s, &t)
     plan.stream = stream
@@ -290,14 +316,21 @@ def stream_threshold(kind="copy"):
 
 
 def _stream_item_threshold(nbytes=None):
-    """Test and benchmark hook: the output size from which runs of one item of up to 8 bytes
-    (memset, `rep stos`) stream, after calibrating as a fill beyond the cache would: the
-    fills' threshold, or STREAM_ITEM_BEYOND where _calibrate_fill_beyond chose it.
-    ``nbytes`` sets it (never below the fills' threshold); ``None`` leaves it."""
+    """Test and benchmark hook: the output size from which runs of one item of 1, 2, 4 or 8
+    bytes, ITEM_RUN_MIN_BYTES or longer (memset, `rep stos`), stream, after calibrating as
+    a fill beyond the cache would: the fills' threshold, or STREAM_ITEM_BEYOND where
+    _calibrate_item_beyond chose it. ``nbytes`` sets it (the fills' threshold applies if
+    higher; 0: just the fills'); ``None`` leaves it."""
     global _stream_item_bytes
     _calibrate(_stream_low, _fill_beyond)
     _stream_item_bytes = _size_or(nbytes, _stream_item_bytes, "nbytes")
     return max(_stream_fill_bytes, _stream_item_bytes)
+
+
+def _item_measurements():
+    """Test hook: how many times this process measured runs of one item beyond the cache to
+    the end (_calibrate_item_beyond: 0 or 1)."""
+    return _item_calibrations
 
 
 def _copy_down_measured():
@@ -309,11 +342,12 @@ def _copy_down_measured():
 
 def _fill_beyond_measured():
     """Test hook: whether this process is done with fills beyond the cache
-    (_calibrate_fill_beyond, at the first output of STREAM_FILL_BEYOND or more, or when the
-    thresholds are asked for): measured, or found nothing to measure (the first
-    calibration chose MID, LAZYBCAST_STREAM_BYTES is set, or the measurement's output could
-    not be allocated; it is not tried again). An interrupted measurement does not count."""
-    return _fill_beyond_calibrated
+    (_calibrate_fill_beyond, then _calibrate_item_beyond for runs of one item where ERMS is
+    in use, at the first output of STREAM_FILL_BEYOND or more, or when the thresholds are
+    asked for): measured, or found nothing to measure (the first calibration chose MID,
+    LAZYBCAST_STREAM_BYTES is set, or the measurement's output could not be allocated; it
+    is not tried again). An interrupted measurement does not count."""
+    return _fill_beyond_calibrated and (_item_beyond_calibrated or not lzb_cpu_in_use() & 8)
 
 
 def _stream_calibrations():

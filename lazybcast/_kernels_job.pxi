@@ -313,8 +313,10 @@ cdef int _run_plan(Plan* plan, const char* s, char* t, intp_t nbytes, int nthrea
         return 0
     plan.stream = reach >= _stream_bytes
     plan.stream_fill = nbytes >= _stream_fill_bytes
-    # (rep stos fills items of 2 to 8 bytes; bytes are memset: uniform)
-    plan.stream_item = plan.stream_fill and (nbytes >= _stream_item_bytes or plan.itemsize > 8)
+    # (only items of 2, 4 and 8 bytes are `rep stos` fills, and bytes memset; other sizes,
+    # as runs shorter than ITEM_RUN_MIN_BYTES (_streams), follow the fills' threshold)
+    plan.stream_item = plan.stream_fill and (nbytes >= _stream_item_bytes or not (
+        plan.itemsize == 1 or plan.itemsize == 2 or plan.itemsize == 4 or plan.itemsize == 8))
     if not _copy_down_calibrated and nbytes < _copy_down_max and _copies_down(plan):
         _calibrate_copy_down()
     plan.cached = nbytes < _copy_down_max

@@ -167,9 +167,10 @@ STREAM_FILL_HIGH = 4 * _L3
 #: threads 0.80-0.95: ordinary stores win there up to 96 MiB) (benchmarks/RESULTS.md,
 #: "Fills beyond the cache").
 STREAM_FILL_BEYOND = 2 * _L3
-#: Runs of one item (memset, and `rep stos` of 2- to 8-byte items: ERMS) stream only from
-#: here, on a machine that chose STREAM_FILL_BEYOND, if at that size `rep stos` with the
-#: default threads fills faster than non-temporal stores (_calibrate_fill_beyond): three
+#: Runs of one item (memset, and `rep stos` of 2-, 4- and 8-byte items: ERMS) of
+#: ITEM_RUN_MIN_BYTES or more stream only from here, on a machine that chose
+#: STREAM_FILL_BEYOND, if at that size `rep stos` with the default threads fills rows of
+#: ITEM_RUN_MIN_BYTES faster than non-temporal stores (_calibrate_item_beyond): three
 #: times the shared cache. The string instructions write whole lines without reading them
 #: and keep up with non-temporal stores further than vector stores do. Zen 5 (family 26
 #: model 2, 32 MiB L3), one float32 repeated, the same output filled again, medians of
@@ -178,6 +179,12 @@ STREAM_FILL_BEYOND = 2 * _L3
 #: thread alike; `memset` of 64 MiB 1.36) (benchmarks/RESULTS.md, "Runs of one item beyond
 #: the cache").
 STREAM_ITEM_BEYOND = 3 * _L3
+#: The shortest run of one item that follows STREAM_ITEM_BEYOND (shorter ones follow the
+#: fills' threshold): each run is one `rep stos`, whose start costs more than a vector
+#: store loop's; a review measured column fills (N,1) -> (N,k) of 80 MiB, one thread, on the
+#: same Zen 5 host with the other core busy: rows of 1.2-16 kB 1.2x-1.6x slower by `rep stos`
+#: than streamed, 256 kB 1.15x. The measurement times rows of this length.
+ITEM_RUN_MIN_BYTES = 64 << 10
 #: A long row broadcast over several (lzb_copy_down: rows of more than two chunks of
 #: REPLICATE_COPY_BYTES, or not packed together) is copied into all of them a chunk at a time
 #: only in outputs below this size, LOW: this CPU's share of the shared cache. A larger output
@@ -269,6 +276,9 @@ cdef bint _stream_calibrated = _env_bytes("LAZYBCAST_STREAM_BYTES") is not None
 cdef bint _fill_beyond_calibrated = _stream_calibrated
 cdef intp_t _fill_beyond = STREAM_FILL_BEYOND
 cdef intp_t _stream_item_bytes = 0  # (runs of one item: from _stream_fill_bytes, or this)
+cdef intp_t _item_run_min = ITEM_RUN_MIN_BYTES
+cdef bint _item_beyond_calibrated = _stream_calibrated
+cdef int _item_calibrations = 0  # (test hook _item_measurements)
 cdef int _calibrations = 0  # completed calibrations (test hook _stream_calibrations)
 
 

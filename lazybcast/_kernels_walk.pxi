@@ -2,11 +2,13 @@
 # hands the innermost ones to the row, tile and channel kernels; plan_run_objects (GIL held)
 # does the same for object pointers, keeping reference counts right.
 
-cdef inline bint _streams(const Plan* p, intp_t inner_sstride) noexcept nogil:
-    """Non-temporal stores for rows with this inner source stride: 0 is a fill (no source
-    read), runs of one item, whose threshold is higher on machines where cached writes (or
-    `rep stos`) win longer."""
-    return p.stream_item if inner_sstride == 0 else p.stream
+cdef inline bint _streams(const Plan* p, intp_t inner_sstride, intp_t run_bytes) noexcept nogil:
+    """Non-temporal stores for rows of ``run_bytes`` with this inner source stride: 0 is a
+    fill (no source read), runs of one item, whose threshold is higher on machines where
+    cached writes win longer, and higher still for long runs where `rep stos` does."""
+    if inner_sstride != 0:
+        return p.stream
+    return p.stream_item if run_bytes >= _item_run_min else p.stream_fill
 
 
 cdef inline bint _moves_layout(const Plan* p) noexcept nogil:
@@ -33,7 +35,7 @@ cdef void _run(const Plan* p, int d, const char* src, char* dst) noexcept nogil:
         # A broadcast axis contiguous in the destination.
         if d == last:
             if _uniform(src, p.itemsize):
-                if p.stream_item:
+                if _streams(p, 0, n * p.itemsize):
                     lzb_stream_fill(dst, src[0], n * p.itemsize)
                 else:
                     memset(dst, src[0], n * p.itemsize)
@@ -41,7 +43,7 @@ cdef void _run(const Plan* p, int d, const char* src, char* dst) noexcept nogil:
             if n * p.itemsize >= REPLICATE_MIN:
                 # Items of 1 to 16 bytes: vector broadcast stores, as out.fill() does (copying
                 # the output onto itself spent 86% of a scalar float64 fill in memmove).
-                if p.stream_item:
+                if _streams(p, 0, n * p.itemsize):
                     if lzb_stream_pattern(dst, src, p.itemsize, n * p.itemsize):
                         return
                 elif lzb_fill_rows(dst, 0, src, 0, 1, p.itemsize, n * p.itemsize):
@@ -66,7 +68,7 @@ cdef void _run(const Plan* p, int d, const char* src, char* dst) noexcept nogil:
             return
     if d == last:
         _rows_dispatch(p.itemsize, 1, 0, 0, n, p.sstride[d], p.dstride[d], src, dst,
-                       _streams(p, p.sstride[d]), p.cached)
+                       _streams(p, p.sstride[d], n * p.itemsize), p.cached)
     elif d == last - 1 and p.gaxis != last:
         if _channels(p, d, src, dst):
             return
@@ -75,7 +77,8 @@ cdef void _run(const Plan* p, int d, const char* src, char* dst) noexcept nogil:
         else:
             _rows_dispatch(p.itemsize, n, p.sstride[d], p.dstride[d],
                            p.shape[last], p.sstride[last], p.dstride[last], src, dst,
-                           _streams(p, p.sstride[last]), p.cached)
+                           _streams(p, p.sstride[last], p.shape[last] * p.itemsize),
+                           p.cached)
     else:
         for i in range(n):
             _run(p, d + 1, src + i * p.sstride[d], dst + i * p.dstride[d])

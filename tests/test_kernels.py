@@ -769,7 +769,8 @@ def test_copy_down_hook_rejects_negative_sizes():
 
 def test_copy_down_stops_at_the_cache_share():
     """Outputs copied down a chunk at a time stop at glibc's non-temporal threshold (this
-    CPU's share of the shared cache), or nowhere start, as this machine measured."""
+    CPU's share of the shared cache), or are never copied a chunk at a time, as this
+    machine measured."""
     assert _kernels.COPY_DOWN_MAX_BYTES == _kernels.STREAM_BYTES_LOW
     assert _kernels._copy_down_max_bytes() in (0, _kernels.COPY_DOWN_MAX_BYTES)
 
@@ -787,9 +788,10 @@ def test_the_first_long_row_copied_down_chooses_chunks_or_rows():
         "short = np.arange(512.0)\n"
         "ok = (lazybcast.broadcast_to(short, (16, 512)).materialize() == short).all()\n"
         "seen.append(_kernels._copy_down_measured())\n"
-        "src = np.arange(4096.0)\n"
+        "items = 2 * _kernels.REPLICATE_COPY_BYTES // 8 + 512  # (longer than two chunks)\n"
+        "src = np.arange(float(items))\n"
         "for n in (16, 5):\n"
-        "    ok &= (lazybcast.broadcast_to(src, (n, 4096)).materialize() == src).all()\n"
+        "    ok &= (lazybcast.broadcast_to(src, (n, items)).materialize() == src).all()\n"
         "    seen.append(_kernels._copy_down_measured())\n"
         "print(*seen, ok, _kernels._copy_down_max_bytes() in (0, _kernels.COPY_DOWN_MAX_BYTES))\n"
     ).split()
@@ -900,11 +902,13 @@ def test_fills_beyond_the_cache_are_measured_at_the_first_such_output():
         "                    np.broadcast_to(src, shape))\n"
         "copy, fill = _kernels._stream_thresholds()\n"
         "item = _kernels._stream_item_threshold()\n"
+        "beyond = max(copy, _kernels.STREAM_FILL_BEYOND)\n"
         "print(before, _kernels._fill_beyond_measured(), ok, _kernels._stream_calibrations(),\n"
         "      fill in {max(copy, t) for t in (_kernels.STREAM_BYTES_MID,\n"
         "               _kernels.STREAM_FILL_BEYOND, _kernels.STREAM_FILL_HIGH)},\n"
         "      fill == _kernels.STREAM_FILL_BYTES,\n"
-        "      item in (fill, max(fill, _kernels.STREAM_ITEM_BEYOND)))\n")
+        "      item == fill or (fill == beyond and item == _kernels.STREAM_ITEM_BEYOND\n"
+        "                       and 'ERMS' in _kernels.simd_features()))\n")
     assert out == ["False", "True", "True", "1", "True", "True", "True"]
 
 
@@ -917,6 +921,7 @@ def test_runs_of_one_item_stream_by_their_own_threshold(dtype, item_streams, sim
     rows of several items beside them, all with NumPy's values, nothing written around."""
     copy, fill = _kernels._stream_thresholds()
     item = _kernels._stream_item_threshold()
+    item = item if item > fill else 0  # (the hook gives the higher of the two)
     try:
         _kernels._stream_thresholds(fill=0)
         _kernels._stream_item_threshold(0 if item_streams else 1 << 40)
@@ -936,7 +941,7 @@ def test_runs_of_one_item_stream_by_their_own_threshold(dtype, item_streams, sim
         _kernels._stream_thresholds(copy=copy, fill=fill)  # (sets runs of one item's to 0)
         _kernels._stream_item_threshold(item)
     assert _kernels._stream_thresholds() == (copy, fill)
-    assert _kernels._stream_item_threshold() == item
+    assert _kernels._stream_item_threshold() == max(fill, item)
 
 
 def test_stream_item_hook_rejects_negative_sizes():
@@ -960,9 +965,11 @@ def test_a_transposes_source_does_not_count_towards_fills_beyond_the_cache():
 
 
 @pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs setitimer")
-def test_interrupted_fill_measurement_beyond_the_cache_measures_again():
-    """Ctrl-C while the first output past STREAM_FILL_BEYOND measures fills raises
-    KeyboardInterrupt and leaves that measurement for the next such output."""
+@pytest.mark.parametrize("delay", [0.002, 0.03, 0.07])
+def test_interrupted_fill_measurement_beyond_the_cache_measures_again(delay):
+    """Ctrl-C while the first output past STREAM_FILL_BEYOND measures fills (rows, then runs
+    of one item: the delays land in either) raises KeyboardInterrupt and leaves what was
+    not measured for the next such output."""
     out = _fresh_process(
         "import signal, numpy as np, lazybcast\n"
         "from lazybcast import _kernels\n"
@@ -978,12 +985,13 @@ def test_interrupted_fill_measurement_beyond_the_cache_measures_again():
         "src = np.arange(64, dtype=np.float32)\n"
         "v = lazybcast.broadcast_to(src, (_kernels.STREAM_FILL_BEYOND // 256 + 1, 64))\n"
         "inside.append(True)\n"
-        "signal.setitimer(signal.ITIMER_REAL, 0.002)\n"
+        f"signal.setitimer(signal.ITIMER_REAL, {delay})\n"
         "try:\n"
         "    v.materialize()\n"
         "    print('finished')\n"
         "except KeyboardInterrupt:\n"
         "    print('interrupted', _kernels._fill_beyond_measured())\n"
+        "signal.setitimer(signal.ITIMER_REAL, 0)  # (a late signal would end the process)\n"
         "inside.clear()\n"
         "ok = np.array_equal(v.materialize(), np.broadcast_to(src, v.shape))\n"
         "print(_kernels._fill_beyond_measured(), ok)\n")
@@ -991,6 +999,42 @@ def test_interrupted_fill_measurement_beyond_the_cache_measures_again():
         pytest.skip(f"{out[0]}: the signal came after the copy, or fills stream from MID "
                     "here")  # pragma: no cover
     assert out == ["interrupted", "False", "True", "True"]
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs setitimer")
+def test_interrupted_item_measurement_measures_again():
+    """Ctrl-C after the fills beyond the cache are measured, while runs of one item are
+    (_calibrate_item_beyond), leaves that measurement for the next such output (an earlier
+    version marked the fills measured and never measured the runs again)."""
+    out = _fresh_process(
+        "import signal, numpy as np, lazybcast\n"
+        "from lazybcast import _kernels\n"
+        "_kernels.stream_threshold()\n"
+        "armed = []\n"
+        "def handler(signum, frame):  # (once the fills' threshold came down: the runs')\n"
+        "    if armed and _kernels.STREAM_FILL_BYTES < _kernels.STREAM_FILL_HIGH:\n"
+        "        armed.clear()\n"
+        "        raise KeyboardInterrupt\n"
+        "signal.signal(signal.SIGALRM, handler)\n"
+        "src = np.arange(64, dtype=np.float32)\n"
+        "v = lazybcast.broadcast_to(src, (_kernels.STREAM_FILL_BEYOND // 256 + 1, 64))\n"
+        "armed.append(True)\n"
+        "signal.setitimer(signal.ITIMER_REAL, 0.0005, 0.0005)\n"
+        "try:\n"
+        "    v.materialize()\n"
+        "    print('finished')\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', _kernels._fill_beyond_measured())\n"
+        "signal.setitimer(signal.ITIMER_REAL, 0)\n"
+        "armed.clear()\n"
+        "ok = np.array_equal(v.materialize(), np.broadcast_to(src, v.shape))\n"
+        "fill = _kernels.STREAM_FILL_BYTES\n"
+        "print(_kernels._fill_beyond_measured(), ok, _kernels._item_measurements(),\n"
+        "      _kernels._stream_item_threshold() in (fill, _kernels.STREAM_ITEM_BEYOND))\n")
+    if out[0] == "finished":
+        pytest.skip("fills beyond the cache did not come down here, or runs of one item are "
+                    "not measured (no ERMS)")  # pragma: no cover
+    assert out == ["interrupted", "False", "True", "True", "1", "True"]
 
 
 def test_transpose_stage_hook_rejects_negative_sizes():
