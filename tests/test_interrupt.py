@@ -3,7 +3,9 @@ within about half a second (the kernel looks at signals between 4 MB blocks), wi
 the view stays usable.
 
 The slow case is a transposed uint8 source: every element read is a cache miss, so a few hundred
-MB of output take seconds without needing much memory.
+MB of output take seconds without needing much memory. Its layers are distinct views of one
+64 MB buffer (not one layer broadcast: a broadcast layout change transposes its first layer and
+copies it into the others, which is fast).
 """
 
 import gc
@@ -31,20 +33,31 @@ LATENCY = 0.5 * (4 if "libasan" in os.environ.get("LD_PRELOAD", "") else 1)
 DELAY = 0.3  # seconds into the copy when SIGINT is sent (earlier if the copy is shorter)
 
 
+def _layers(raw, count):
+    """``count`` transposed (N, N) layers of ``raw``, layer k starting k bytes in: every
+    layer is read across rows, and no two are the same view (nothing is broadcast)."""
+    return np.lib.stride_tricks.as_strided(raw, shape=(count, N, N), strides=(1, 1, N),
+                                           writeable=False)
+
+
 @pytest.fixture(scope="module")
 def slow():
-    """``(view, src, delay)``: a view that takes about 2.5 s to materialize on one thread
-    (less on a machine fast enough to write its 32 layers sooner), and the seconds into
-    the copy to send SIGINT: DELAY, or an eighth of the one-thread estimate if that is
-    sooner, since two threads may take half as long (Zen 5 wrote 32 layers in 0.24 s)."""
-    src = np.arange(N * N, dtype=np.uint8).reshape(N, N).T  # 64 MB, read across rows
+    """``(view, ref, src, delay)``: a view that takes about 2.5 s to materialize on one
+    thread (less on a machine fast enough to write its 32 layers sooner), the NumPy array
+    it equals, a transposed (N, N) source, and the seconds into the copy to send SIGINT:
+    DELAY, or an eighth of the one-thread estimate if that is sooner, since two threads may
+    take half as long (Zen 5 wrote 32 layers in 0.24 s)."""
+    raw = np.arange(N * N + 64, dtype=np.uint8)  # 64 MB
+    src = raw[: N * N].reshape(N, N).T  # read across rows
     probe = lazybcast.broadcast_to(src, (1, N, N))[:, : N // 8]
     probe.materialize(threads=1)  # (untimed: the process's first large copy calibrates)
     start = time.perf_counter()
     probe.materialize(threads=1)
     per_layer = 8 * (time.perf_counter() - start)  # one (N, N) layer, 64 MB of output
     layers = max(2, min(32, math.ceil(2.5 / max(per_layer, 1e-3))))
-    return lazybcast.broadcast_to(src, (layers, N, N)), src, min(DELAY, per_layer * layers / 8)
+    ref = _layers(raw, layers)
+    return (lazybcast.broadcast_to(ref, ref.shape), ref, src,
+            min(DELAY, per_layer * layers / 8))
 
 
 def _interrupt_after(delay):
@@ -76,32 +89,32 @@ def _interrupted_materialize(view, delay, **kwargs):
         timer.join()
 
 
-def _still_usable(view, src):
+def _still_usable(view, ref):
     part = view[1:, ::997, -5:].materialize()
-    np.testing.assert_array_equal(part, np.broadcast_to(src, view.shape)[1:, ::997, -5:])
+    np.testing.assert_array_equal(part, ref[1:, ::997, -5:])
     out = np.empty((2, 64, N), dtype=view.dtype)
     view[:2, :64].materialize(out=out, threads=2)
-    np.testing.assert_array_equal(out[1, 12], src[12])
+    np.testing.assert_array_equal(out[1, 12], ref[1, 12])
 
 
 def test_ctrl_c_single_thread(slow):
-    view, src, delay = slow
+    view, ref, _, delay = slow
     latency = _interrupted_materialize(view, delay, threads=1)
     assert latency < LATENCY, f"KeyboardInterrupt came {latency:.2f} s after SIGINT"
-    _still_usable(view, src)
+    _still_usable(view, ref)
 
 
 @pytest.mark.parametrize("threads", [2, None], ids=["threads=2", "threads=None (2 from 4 MiB)"])
 def test_ctrl_c_with_helper_threads(slow, threads):
-    view, src, delay = slow
+    view, ref, _, delay = slow
     assert view.nbytes >= 32 * 2**20
     latency = _interrupted_materialize(view, delay, threads=threads)
-    _still_usable(view, src)
+    _still_usable(view, ref)
     assert latency < LATENCY, f"KeyboardInterrupt came {latency:.2f} s after SIGINT"
 
 
 def test_ctrl_c_then_iterate_batches(slow):
-    view, src, _ = slow
+    view, ref, src, _ = slow
     endless = lazybcast.broadcast_to(src, (10**6, N, N))  # a million 64 MB batches
     batches = endless.iter_batches(1)
     sent, timer = _interrupt_after(DELAY)
@@ -115,7 +128,7 @@ def test_ctrl_c_then_iterate_batches(slow):
         timer.cancel()
         timer.join()
     assert time.perf_counter() - sent[0] < LATENCY
-    _still_usable(view, src)
+    _still_usable(view, ref)
 
 
 # ---- a storm of SIGINTs (issue 13, item 1) ------------------------------------------------
