@@ -18,7 +18,7 @@ turns within every round, so machine noise hits them alike; a case stops after i
 (and at least ``min_repeat`` rounds). Best and median are kept; the table shows best. The
 values written by lazybcast and torch are checked against NumPy's after timing.
 
-Extra case groups (:data:`lazybcast._bench_cases.EXTRA_GROUPS`, e.g. ufunc chains) follow, one
+Extra case groups (:data:`lazybcast._bench_groups.EXTRA_GROUPS`, e.g. ufunc chains) follow, one
 table each, against NumPy and torch.
 
 The ``--json`` report: ``command``, ``quick``, ``budget``, ``threads``, ``elapsed``,
@@ -41,7 +41,8 @@ import sys
 import textwrap
 import time
 
-from lazybcast._bench_cases import EXTRA_GROUPS, Case, groups, select
+from lazybcast._bench_cases import Case, select
+from lazybcast._bench_groups import EXTRA_GROUPS, groups
 from lazybcast._bench_machine import describe, machine_line
 from lazybcast._bench_peers import Limits, load_torch
 from lazybcast._bench_report import (_LEGEND, _OP_WIDTHS, _SCALING_WIDTHS, _WIDTHS, COLUMNS,
@@ -110,7 +111,7 @@ def run(quick=False, *, json_path=None, plot_path=None, markdown_paths=(), threa
     torch). ``scaling`` adds ``threads=1`` against ``threads=2`` for outputs of 4 MiB or more.
     ``torch=False`` leaves torch out (its columns say n/a). ``markdown_paths``: files whose
     ``bench`` markers get the results (see :mod:`lazybcast._bench_markdown`).
-    ``extra_groups``: module names instead of :data:`~lazybcast._bench_cases.EXTRA_GROUPS`.
+    ``extra_groups``: module names instead of :data:`~lazybcast._bench_groups.EXTRA_GROUPS`.
     The exit code is 1 when lazybcast wrote wrong values, else 0.
     """
     if isinstance(markdown_paths, str):

@@ -2,7 +2,7 @@
 NumPy on the same logical array (``np.broadcast_to``) and PyTorch on ``expand``.
 
 An extra case group of ``python -m lazybcast bench`` (listed in
-:data:`lazybcast._bench_cases.EXTRA_GROUPS`; its own table after the materialize suite;
+:data:`lazybcast._bench_groups.EXTRA_GROUPS`; its own table after the materialize suite;
 ``python -m lazybcast bench -k source-cost`` runs it alone). :data:`CASES` holds
 :class:`~lazybcast._bench_cases.OpCase` objects: calling one builds its operands and returns
 ``(name, impls, tags)``, where ``impls`` maps ``"lazybcast"``, ``"numpy"`` and, when torch

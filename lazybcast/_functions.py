@@ -2,10 +2,9 @@
 
 The functions in :data:`LAZY` keep a view lazy:
 
-- the reductions, at source cost (:mod:`lazybcast._reductions`, means, variances,
-  ``np.average``, ``np.linalg.norm``, ``vector_norm`` and ``matrix_norm`` in
-  :mod:`lazybcast._moments`; their
-  ``np.nan*`` variants too),
+- the reductions, at source cost (:mod:`lazybcast._reductions`, means, variances and
+  ``np.average`` in :mod:`lazybcast._moments`, their ``np.nan*`` variants too;
+  ``np.linalg.norm``, ``vector_norm`` and ``matrix_norm`` in :mod:`lazybcast._norms`),
   ``np.count_nonzero``, ``np.ptp``, ``np.histogram`` and ``np.bincount``;
 - the layout functions of :mod:`lazybcast._layout` (``np.transpose``, ``np.moveaxis``,
   ``np.swapaxes``, ``np.matrix_transpose``, ``np.expand_dims``, ``np.squeeze``,
@@ -48,7 +47,7 @@ import numpy as np
 from lazybcast import _along_axis, _elementwise, _gufuncs, _joining, _nonzero
 from lazybcast import _layout as _layout_module
 from lazybcast import _reshape as _reshape_module
-from lazybcast import _arg_reductions, _moments, _reductions, _take
+from lazybcast import _arg_reductions, _moments, _norms, _reductions, _take
 from lazybcast._ufuncs import ARRAYS, _as_numpy
 from lazybcast._view import BroadcastView
 
@@ -278,11 +277,11 @@ def _outer(a, b, out=None):
     return NotImplemented
 
 
-LAZY[np.linalg.norm] = _moments.norm  # (sums of powers: lazybcast._moments)
+LAZY[np.linalg.norm] = _norms.norm  # (sums of powers: lazybcast._norms)
 LAZY[np.average] = _moments.average
 if hasattr(np.linalg, "vector_norm"):  # (NumPy 2.0's array-API names)
-    LAZY[np.linalg.vector_norm] = _moments.vector_norm
-    LAZY[np.linalg.matrix_norm] = _moments.matrix_norm
+    LAZY[np.linalg.vector_norm] = _norms.vector_norm
+    LAZY[np.linalg.matrix_norm] = _norms.matrix_norm
 LAZY[np.einsum] = _gufuncs.einsum
 LAZY[np.take] = _take.take  # (indexing: lazybcast._take)
 LAZY[np.compress] = _take.compress

@@ -204,7 +204,8 @@ def test_info_matches_numpy(shapes, dtype, mode):
 # -- bench: the report's columns, machine line and files (never a timing) ----------------------
 
 from lazybcast import _bench_machine, _bench_peers  # noqa: E402
-from lazybcast._bench_cases import OpCase, groups  # noqa: E402
+from lazybcast._bench_cases import OpCase  # noqa: E402
+from lazybcast._bench_groups import groups  # noqa: E402
 
 _TINY = ["--budget", "0.001"]
 _PDPD_SMALL = "pdpd (3,4)"

@@ -27,6 +27,7 @@ WITH_EXAMPLES = {
     "lazybcast._joining",
     "lazybcast._moments",
     "lazybcast._nonzero",
+    "lazybcast._norms",
     "lazybcast._repetition",
     "lazybcast._reshape",
     "lazybcast._rules",
