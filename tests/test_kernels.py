@@ -112,6 +112,22 @@ def test_strided_layers_pair_the_axis_that_reads_most_of_a_line(dtype, layers, s
             _assert_same_bytes(v.materialize(threads=threads), _expected(source, target))
 
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float64])
+def test_transpose_with_a_strided_pair_in_blocks_of_a_tile_height(dtype):
+    """A transpose whose paired axis is strided (every other item) goes through the generic
+    tile loop, in blocks of at least 128 output rows: outputs of several chunks, rows of
+    more than a chunk / 128, the block edges falling inside tiles, with 1 to 3 threads."""
+    size = np.dtype(dtype).itemsize
+    rows, cols = 200, _kernels.CHUNK_BYTES // (64 * size) + 13  # (rows of over a 64th chunk)
+    base = _data((cols, 2 * rows + 1), dtype)
+    source = base[:, 1::2].T  # (rows, cols): strides (2 * size, (2 * rows + 1) * size)
+    assert source.strides[0] == 2 * size
+    for target in (source.shape, (2,) + source.shape):
+        v = lazybcast.broadcast_to(source, target)
+        for threads in (1, 2, 3):
+            _assert_same_bytes(v.materialize(threads=threads), _expected(source, target))
+
+
 def test_plan_merges_contiguous_and_broadcast_axes():
     # (4, 5, 6) C-contiguous float64 source into C output: one run of 120 items
     assert _kernels._plan_py((4, 5, 6), (240, 48, 8), (240, 48, 8), 8)[:3] == (
