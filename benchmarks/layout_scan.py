@@ -5,8 +5,10 @@ random 2-4-d array (item sizes 1 to 16 bytes), slices its axes with steps of -2 
 permutes them, and sometimes broadcasts a new axis of 2-4, so that the output has about
 ``M`` MiB (1 to 96); then it times, best of 5, ``materialize(out=out)`` with one and with two
 threads, NumPy's ``np.copyto(out, view)`` and a ``memmove`` of the output's bytes, and checks
-the values against NumPy's. It prints the cases slower than NumPy (one thread against
-NumPy's one) and the ten slowest against the copy; it exits with 1 if a value was wrong.
+the bytes written with each thread count against NumPy's (distinct bytes in the source, the
+output scribbled over before each check). It prints the cases slower than NumPy (one thread
+against NumPy's one) and the ten slowest against the copy; it exits with 1 if a byte was
+wrong.
 
 This is how the tile-axis choice and the generic tile loop's blocks were found
 (benchmarks/RESULTS.md, "Layouts outside the suite"). Times move between runs on a shared
@@ -45,7 +47,9 @@ def _layout(rng, mib):
     full = [n * abs(s) for n, s in zip(sizes, steps)]
     if np.prod(full) * dtype.itemsize > 256 << 20:
         return None
-    base = np.ones(full, dtype)
+    nbytes = int(np.prod(full)) * dtype.itemsize
+    base = (np.arange(nbytes, dtype=np.int64) * 2654435761 % 251).astype(np.uint8)
+    base = base.view(dtype).reshape(full)  # (distinct bytes: a misplaced item shows)
     view = base[tuple(slice(None, None, s) for s in steps)]
     perm = list(range(ndim))
     rng.shuffle(perm)
@@ -78,10 +82,15 @@ def main():
             continue
         view = lazybcast.broadcast_to(source, shape)
         plain = np.ones(out.nbytes, np.uint8)
-        one = _best(lambda: view.materialize(out=out, threads=1))
-        two = _best(lambda: view.materialize(out=out, threads=2))
-        if not np.array_equal(out.view(np.uint8), np.ascontiguousarray(ref).view(np.uint8)):
-            wrong.append(f"{source.dtype.str} {shape} {ref.strides}")
+        want = np.ascontiguousarray(ref).view(np.uint8)
+        times = []
+        for threads in (1, 2):
+            out.view(np.uint8).fill(0xA5)  # (so that bytes left unwritten show)
+            view.materialize(out=out, threads=threads)
+            if not np.array_equal(out.view(np.uint8), want):
+                wrong.append(f"{source.dtype.str} {shape} {ref.strides} threads={threads}")
+            times.append(_best(lambda: view.materialize(out=out, threads=threads)))
+        one, two = times
         numpy = _best(lambda: np.copyto(out, ref))
         copy = _best(lambda: ctypes.memmove(out.ctypes.data, plain.ctypes.data, out.nbytes))
         rows.append((f"{source.dtype.str} {shape} strides {ref.strides}", out.nbytes, one, two,

@@ -281,6 +281,24 @@ cdef bint _layout_batch(const Plan* plan) noexcept:
             and plan.dstride[0] >= _replicate_chunk and _moves_layout(plan))
 
 
+cdef intp_t _tile_loop_blocks(const Plan* plan, intp_t block_bytes, intp_t nbytes,
+                              int nthreads) noexcept:
+    """Bytes per block for a transpose through the generic tile loop (_tiles: its paired
+    axis is strided in the source), which sweeps the source once per block: blocks cut
+    inside a plane of the pair hold at least a tile's height (128 rows of the paired axis),
+    or the loop reads a short piece of every source row again for every few output rows (u2
+    (192, 65536) of strides (4, 768), 24 MiB, Zen 5: one thread 34 -> 11 ms, NumPy 16; two
+    21 -> 4.2; f8 (12, 262144) of strides (16, 576) 17 -> 9.2 ms, NumPy 6). At most a
+    thread's share and 16 chunks (Ctrl-C waits for a block). A sweep costs about the same
+    however little of each source row it reads: blocks of half a thread's share took 13 ms
+    for that u2 transpose on two threads, and 14 ms for the f8 one on one."""
+    cdef int a = plan.ndim - 2
+    cdef intp_t row = plan.shape[a + 1] * plan.itemsize  # (_job_init's unit)
+    if plan.sstride[a] == plan.itemsize or block_bytes >= plan.shape[a] * row:
+        return block_bytes  # (the staged kernels, or blocks of whole planes)
+    return max(block_bytes, min(128 * row, nbytes // nthreads, 16 * _chunk_bytes))
+
+
 cdef int _run_plan(Plan* plan, const char* s, char* t, intp_t nbytes, int nthreads) except -1:
     """_execute_plan's work, with its number of threads chosen."""
     global _last_nthreads
@@ -322,14 +340,8 @@ cdef int _run_plan(Plan* plan, const char* s, char* t, intp_t nbytes, int nthrea
     plan.cached = nbytes < _copy_down_max
     block_bytes = _block_bytes(nbytes, nthreads)
     if plan.tiled:
+        block_bytes = _tile_loop_blocks(plan, block_bytes, nbytes, nthreads)
         block_bytes = _tiles_in_source_order(plan, &s, &t, block_bytes, source_bytes)
-        if plan.sstride[plan.ndim - 2] != plan.itemsize:
-            # The generic tile loop (_tiles) sweeps the source once per block: blocks of at
-            # least a tile's height (128 rows of the paired axis; at most 16 chunks), or the
-            # source is read again for every few output rows (u2 (192, 65536) of strides
-            # (4, 768), 24 MiB, one thread: 33 -> 12 ms, NumPy 17; two 20 -> 4.3).
-            block_bytes = max(block_bytes, min(128 * plan.dstride[plan.ndim - 2],
-                                               nbytes // nthreads, 16 * _chunk_bytes))
     if nbytes <= _chunk_bytes and nthreads == 1:
         if plan.has_objects:
             plan_run_objects(plan, s, t)

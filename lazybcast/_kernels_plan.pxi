@@ -8,15 +8,17 @@ cdef inline intp_t _abs(intp_t x) noexcept nogil:
     return -x if x < 0 else x
 
 
-cdef inline intp_t _tile_axis_score(intp_t n, intp_t t, intp_t itemsize) noexcept:
-    """What pairing an axis of ``n`` items at source stride ``t`` bytes with the innermost
+cdef inline intp_t _tile_axis_score(intp_t n, intp_t ss, intp_t itemsize) noexcept:
+    """What pairing an axis of ``n`` items at source stride ``ss`` bytes with the innermost
     axis saves: the items of each source line (64 bytes) it reads, counted twice for a
-    contiguous axis, which the staged and row-wise tile kernels take (the others go through
-    the generic tile loop). Measured (8192 / 4096 layers, one thread, ms, paired with the
-    contiguous axis / the strided one): u1 (2, N, N) of strides (1, 1, N) 380 / 15, u1
-    (2, N, N) of (1, 2, 2N) 95 / 18, u1 (3, N, N) of (1, 3, 3N) 102 / 31, f4 (2, N, N) of
-    (1, 2, 2N) 87 / 44, f4 (3, N, N) of (1, 3, 3N) 97 / 116 (2 x 3 items against 5)."""
-    return min(n, max(<intp_t>1, 64 // t)) * (2 if t == itemsize else 1)
+    contiguous axis (stride +itemsize), which the staged and row-wise tile kernels take (the
+    others, reversed ones too, go through the generic tile loop). Measured (8192 / 4096
+    layers, one thread, ms, paired with the contiguous axis / the strided one): u1
+    (2, N, N) of strides (1, 1, N) 380 / 15, u1 (2, N, N) of (1, 2, 2N) 95 / 18, u1
+    (3, N, N) of (1, 3, 3N) 102 / 31, f4 (2, N, N) of (1, 2, 2N) 87 / 44, f4 (3, N, N) of
+    (1, 3, 3N) 97 / 116 (2 x 3 items against 5)."""
+    cdef intp_t t = _abs(ss)
+    return min(n, max(<intp_t>1, 64 // t)) * (2 if ss == itemsize else 1)
 
 
 cdef bint _choose_tile_axis(Plan* p) noexcept:
@@ -37,7 +39,7 @@ cdef bint _choose_tile_axis(Plan* p) noexcept:
         t = _abs(p.sstride[d])
         if t == 0 or t >= s:
             continue
-        u = _tile_axis_score(p.shape[d], t, p.itemsize)
+        u = _tile_axis_score(p.shape[d], p.sstride[d], p.itemsize)
         if best < 0 or u > bu or (u == bu and (t < bt or (t == bt
                                                           and p.shape[d] > p.shape[best]))):
             best, bt, bu = d, t, u
