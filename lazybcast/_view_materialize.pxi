@@ -56,7 +56,8 @@ cdef class _Materializing(_ViewFields):
             one core's L2 cache (``LOOP_THREADS_BYTES``) for copies in a loop (a helper is
             still spinning from a previous copy, or this is the third of a tight run), else
             one. Helper threads spin for the next copy for up to 1 ms after their share
-            (``LAZYBCAST_HELPER_SPIN_US``), then sleep until a copy wakes them.
+            (``LAZYBCAST_HELPER_SPIN_US``: as long as the share took, at least 50 us, or
+            twice the last gap between copies), then sleep until a copy wakes them.
 
         Returns
         -------
