@@ -56,6 +56,7 @@ KERNEL_PARTS = [
     "lazybcast/_kernels_simd_repeat.h",
     "lazybcast/_kernels_team.h",
     "lazybcast/_kernels_pool.h",
+    "lazybcast/_kernels_pool_hooks.h",
     "lazybcast/_kernels_binary.h",
 ] + [f"lazybcast/_kernels_{unit}.pxi" for unit in
      ("machine", "calibrate", "plan", "rows", "tiles", "walk", "job", "gather", "binary")]

@@ -43,6 +43,8 @@ between them is a direct C call, inlined where marked ``inline``):
                              Windows' threads started and joined per copy
 ``_kernels_pool.h``          the POSIX helper pool (helpers that spin briefly after a copy,
                              then sleep until one wakes them), its fork handlers
+``_kernels_pool_hooks.h``    the pool's spin setting and its test hooks (helpers spinning,
+                             parked, alive; a delay before a helper takes a job)
 ``_kernels_binary.pxi``      ``binary_into``: arithmetic and comparisons of two operands that
                              broadcast against each other (``lazybcast._binary``), in blocks
                              shared with the same helpers

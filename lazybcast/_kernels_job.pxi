@@ -285,7 +285,8 @@ cdef intp_t _tile_loop_blocks(const Plan* plan, intp_t block_bytes, intp_t nbyte
                               int nthreads) noexcept:
     """Bytes per block for a transpose through the generic tile loop (_tiles: its paired
     axis is strided in the source), which sweeps the source once per block: blocks cut
-    inside a plane of the pair hold at least a tile's height (128 rows of the paired axis),
+    inside a plane of the pair hold at least 128 rows of the paired axis (a tile's height
+    for 1- and 2-byte items, two or more tiles for larger ones),
     or the loop reads a short piece of every source row again for every few output rows (u2
     (192, 65536) of strides (4, 768), 24 MiB, Zen 5: one thread 34 -> 11 ms, NumPy 16; two
     21 -> 4.2; f8 (12, 262144) of strides (16, 576) 17 -> 9.2 ms, NumPy 6). At most a

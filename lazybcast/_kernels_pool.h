@@ -26,7 +26,8 @@
  * serialized by lzb_fork_lock; the handlers are registered at import. A helper leaves a job
  * after its current block once a fork is stopping the pool, so a fork never waits for the
  * rest of another thread's copy. On a machine with one usable CPU helpers do not spin
- * (HELPER_SPIN_US is 0 there). Helpers are named "lazybcast-help" on Linux.
+ * (HELPER_SPIN_US is 0 there). Helpers are named "lazybcast-help" on Linux. The spin's
+ * setting and the hooks that count helpers are in _kernels_pool_hooks.h.
  */
 #ifndef LAZYBCAST_KERNELS_POOL_H
 #define LAZYBCAST_KERNELS_POOL_H
@@ -126,6 +127,19 @@ static void lzb_leave_cpu(int cpu) {
 #endif
 }
 
+/* How long a helper spins after a share of work that took `took` ns (called under the
+ * lock): as long as the share took, at least spin_min_ns; or twice the gap before the job
+ * (copies that come back at a steady pace, with work between them), where that ends within
+ * the maximum, so the next copy finds the helper running instead of waking it. The spin
+ * loop caps it at the current maximum. */
+static long long lzb_spin_after(long long took) {
+    long long spin = took < lzb_pool.spin_min_ns ? lzb_pool.spin_min_ns : took;
+    if (lzb_pool.gap_ns > 0 && lzb_pool.gap_ns <= lzb_pool.spin_max_ns / 2
+            && 2 * lzb_pool.gap_ns > spin)
+        spin = 2 * lzb_pool.gap_ns;
+    return spin;
+}
+
 static void *lzb_pool_main(void *p) {
     int slot = (int)(intptr_t)p;
     unsigned long seen;
@@ -205,13 +219,7 @@ static void *lzb_pool_main(void *p) {
         took = lzb_now_ns() - t0;
         pthread_mutex_lock(&lzb_pool.lock);
         __atomic_store_n(&lzb_pool.active, lzb_pool.active - 1, __ATOMIC_RELEASE);
-        spin = took < lzb_pool.spin_min_ns ? lzb_pool.spin_min_ns : took;
-        /* Copies that come back at a steady pace (a loop with work between its copies):
-         * spin twice the last gap, where that ends within the maximum, so the next copy
-         * finds this helper running instead of waking it. */
-        if (lzb_pool.gap_ns > 0 && lzb_pool.gap_ns <= lzb_pool.spin_max_ns / 2
-                && 2 * lzb_pool.gap_ns > spin)
-            spin = 2 * lzb_pool.gap_ns;
+        spin = lzb_spin_after(took);
         pthread_mutex_unlock(&lzb_pool.lock);
     }
 }
@@ -364,49 +372,6 @@ static inline void lzb_team_join(lzb_team *team) {
     team->started = 0;
 }
 
-/* How long helpers spin after a share of work: as long as it took, at least min_ns, at
- * most max_ns (0: no pool, they leave at once, parked ones too). A spinning helper sees a
- * new max_ns at once. */
-static inline void lzb_set_helper_spin(long long max_ns, long long min_ns) {
-    if (max_ns < 0) max_ns = 0;
-    if (min_ns < 0) min_ns = 0;
-    pthread_mutex_lock(&lzb_pool.lock);
-    __atomic_store_n(&lzb_pool.spin_max_ns, max_ns, __ATOMIC_RELAXED);
-    lzb_pool.spin_min_ns = min_ns < max_ns ? min_ns : max_ns;
-    if (max_ns == 0) pthread_cond_broadcast(&lzb_pool.wake);  /* parked helpers leave */
-    pthread_mutex_unlock(&lzb_pool.lock);
-}
-
-static inline long long lzb_helper_spin(void) { return lzb_pool.spin_max_ns; }
-
-/* Test hook: helpers wait delay_ns before taking a job; returns the shares taken so far. */
-static inline unsigned long lzb_helper_delay(long long delay_ns, long long delay_in_ns) {
-    unsigned long taken;
-    pthread_mutex_lock(&lzb_pool.lock);
-    if (delay_ns >= 0) __atomic_store_n(&lzb_pool.delay_ns, delay_ns, __ATOMIC_RELAXED);
-    if (delay_in_ns >= 0) lzb_pool.delay_in_ns = delay_in_ns;
-    taken = lzb_pool.taken;
-    pthread_mutex_unlock(&lzb_pool.lock);
-    return taken;
-}
-
-/* Helper threads spinning now, waiting for the next copy (a hint: one may leave at once). */
-static inline int lzb_helpers_idle(void) {
-    return __atomic_load_n(&lzb_pool.idle, __ATOMIC_RELAXED);
-}
-
-/* Helper threads asleep, waiting for the next copy (a hint). */
-static inline int lzb_helpers_parked(void) {
-    return __atomic_load_n(&lzb_pool.parked, __ATOMIC_RELAXED);
-}
-
-/* Helper threads alive now (spinning, parked or working). */
-static inline int lzb_helpers_alive(void) {
-    int k, n = 0;
-    pthread_mutex_lock(&lzb_pool.lock);
-    for (k = 0; k < lzb_pool.slots; k++) n += lzb_pool.state[k] == LZB_SLOT_RUNNING;
-    pthread_mutex_unlock(&lzb_pool.lock);
-    return n;
-}
+#include "_kernels_pool_hooks.h"  /* (settings and test hooks) */
 
 #endif /* LAZYBCAST_KERNELS_POOL_H */
