@@ -12,7 +12,8 @@
  * starting a thread (~15-30 us, and its first run; benchmarks/RESULTS.md, "Parked helpers").
  * A copy wakes only as many parked helpers as it still needs (tickets, one signal each).
  * OpenMP runtimes do the same (libgomp spins up to GOMP_SPINCOUNT pauses, then sleeps on a
- * futex); here the spin is bounded by the share of work before it. A spin of 0
+ * futex); here the spin is bounded by the share of work before it, or by the gap
+ * between copies, and always by the maximum. A spin of 0
  * (lzb_set_helper_spin; HELPER_SPIN_US) means no pool: helpers exit after each copy.
  *
  * The guarantees of _kernels_team.h hold (lzb_team_join: no helper inside the call's job
@@ -74,7 +75,7 @@ typedef struct {
     pthread_cond_t wake;          /* signalled once per ticket; broadcast to stop */
     int caller_cpu;               /* the CPU the last job's caller ran on (-1: unknown) */
     long long last_end_ns;        /* when the last job was joined (0: none yet) */
-    long long gap_ns;             /* from then to the start of the job on offer (-1: unknown) */
+    long long gap_ns;             /* from then to the start of the job on offer (<= 0: unknown) */
 } lzb_pool_t;
 
 static lzb_pool_t lzb_pool = {PTHREAD_MUTEX_INITIALIZER, NULL, NULL, 0, 0, 0, 0, 0,
@@ -197,7 +198,9 @@ static void *lzb_pool_main(void *p) {
         }
         seen = lzb_pool.gen;
         if (lzb_pool.fn == NULL || lzb_pool.want <= 0) {  /* enough helpers took it */
-            spin = lzb_pool.spin_min_ns;
+            /* (the caller took every block first: a loop's next copy still comes after
+             * the same gap) */
+            spin = lzb_spin_after(0);
             woken = 0;
             pthread_mutex_unlock(&lzb_pool.lock);
             continue;
@@ -330,7 +333,7 @@ static inline int lzb_team_start(lzb_team *team, int n, void (*fn)(void *), void
 #endif
     __atomic_store_n(&lzb_pool.gen, lzb_pool.gen + 1, __ATOMIC_RELEASE);
     /* Wake only the parked helpers the job still wants (a wake is a system call, ~8 us on a
-     * VM; a helper woken for nothing spins 50 us). */
+     * VM; a helper woken for nothing spins 50 us, or twice the gap between copies). */
     if (lzb_pool.parked > 0) {
         int awake = -lzb_pool.parked;  /* helpers alive and not parked (spinning): they come */
         for (k = 0; k < lzb_pool.slots; k++) awake += lzb_pool.state[k] == LZB_SLOT_RUNNING;

@@ -244,6 +244,9 @@ def test_a_parked_helper_takes_part_in_the_next_copy(pool):
 @pytest.mark.skipif(sys.platform == "win32", reason="Windows joins helpers in each call")
 @pytest.mark.parametrize("max_ms,waits", [(2000, True), (30, False)],
                          ids=["gap within half the maximum", "gap past half the maximum"])
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2 if hasattr(os, "sched_getaffinity")
+                    else (os.cpu_count() or 1) < 2,
+                    reason="one usable CPU: the spinning helper and the caller share it")
 def test_helpers_wait_out_a_steady_gap_between_copies(pool, max_ms, waits):
     """Copies 20 ms apart: where twice that gap is within the helpers' maximum spin, the
     helper spins through it and the copies from the second on find it running (not
@@ -260,12 +263,13 @@ def test_helpers_wait_out_a_steady_gap_between_copies(pool, max_ms, waits):
         time.sleep(0.02)
         parked.append(kernels._helpers_parked())
     assert kernels._helpers_alive() == 1
-    # (the first copy's gap is unknown: that helper may park. One sleep that overruns
-    # twice the one before, or a helper without a CPU for 20 ms, may miss once.)
+    # (the first copy's gap is unknown (earlier tests' copies set it): that helper may or
+    # may not park. One sleep that overruns twice the one before, or a helper without a
+    # CPU for 20 ms, may miss once.)
     if waits:
         assert parked[1:].count(0) >= 4, parked
     else:
-        assert parked.count(1) >= 5, parked
+        assert parked[1:].count(1) >= 4, parked
     kernels._helper_spin(0)
     assert _settle_helpers(kernels) == 0
 
