@@ -1,7 +1,9 @@
 /* The POSIX helper pool behind _kernels_team.h's API (included there, after LZB_TEAM_MAX;
  * not used on Windows).
  *
- * After its share of a copy a helper spins (pause loop) for as long as that share took,
+ * After its share of a copy a helper spins (pause loop; past LZB_SPIN_MIN_NS it yields
+ * the CPU every 64 pauses, so a thread of another pool or process that wants this CPU runs
+ * instead, while on an idle CPU the yield returns at once) for as long as that share took,
  * between LZB_SPIN_MIN_NS and lzb_pool.spin_max_ns (1 ms unless set), or for twice the
  * gap between the last job's end and this one's start where that is at most the maximum
  * (copies at a steady pace, with work between them), waiting for the next copy; then it
@@ -164,7 +166,9 @@ static void *lzb_pool_main(void *p) {
             lzb_pause();
             if ((k & 63) == 0) {  /* (a new, lower maximum applies at once) */
                 long long max = __atomic_load_n(&lzb_pool.spin_max_ns, __ATOMIC_RELAXED);
-                if (lzb_now_ns() - t0 >= (spin < max ? spin : max)) break;
+                long long el = lzb_now_ns() - t0;
+                if (el >= (spin < max ? spin : max)) break;
+                if (el >= LZB_SPIN_MIN_NS) sched_yield();  /* (others that want the CPU) */
             }
         }
         __atomic_sub_fetch(&lzb_pool.idle, 1, __ATOMIC_RELAXED);
