@@ -21,6 +21,24 @@ cdef inline intp_t _tile_axis_score(intp_t n, intp_t ss, intp_t itemsize) noexce
     return min(n, max(<intp_t>1, 64 // t)) * (2 if ss == itemsize else 1)
 
 
+cdef void _widen_items(Plan* p) noexcept:
+    """A short last axis contiguous in both buffers, of 2, 4, 8 or 16 bytes in all, becomes
+    one item of that size, so that the axis before it is the one the row kernels loop over
+    (with its items as one typed load and store each, a broadcast of them as a fill) instead
+    of a row of a few items per call: 8-byte runs of a u1 source transposed and repeated,
+    ``(512, 4096, 3, 8)`` of strides ``(8, 4096, 0, 1)``, ... The bytes moved are the same;
+    objects keep their items (reference counts)."""
+    cdef int last = p.ndim - 1
+    cdef intp_t run
+    if last < 1 or p.has_objects or p.sstride[last] != p.itemsize or p.dstride[last] != p.itemsize:
+        return
+    run = p.shape[last] * p.itemsize
+    if run > 16 or run & (run - 1):
+        return
+    p.itemsize = run
+    p.ndim = last
+
+
 cdef bint _choose_tile_axis(Plan* p) noexcept:
     """A transposing copy reads its innermost destination axis with a long source stride.
     If another axis is read with a shorter one, move that axis next to the innermost, so
@@ -184,6 +202,7 @@ cdef int plan_init(Plan* p, int ndim, const intp_t* shape, const intp_t* sstride
         n = 1
     p.ndim = n
     if not gather:
+        _widen_items(p)
         p.tiled = _choose_tile_axis(p)
     blk = itemsize
     contiguous = True

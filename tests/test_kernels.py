@@ -138,6 +138,47 @@ def test_plan_merges_contiguous_and_broadcast_axes():
     assert shape == (12, 6) and sstrides == (0, 8) and dblock == (576, 48)
 
 
+@pytest.mark.parametrize("dtype,run,widened", [
+    (np.uint8, 8, True), (np.uint8, 16, True), (np.uint8, 2, True), (np.uint16, 4, True),
+    (np.float32, 2, True), (np.float32, 4, True), (np.float64, 2, True),
+    (np.uint8, 3, False), (np.uint8, 32, False), (np.float64, 3, False), ("V3", 2, False),
+    (object, 2, False)])
+@pytest.mark.parametrize("outer", ["transposed", "reversed", "broadcast-between"])
+def test_short_contiguous_runs_become_one_item(dtype, run, widened, outer):
+    """A last axis contiguous in both buffers whose run is 2, 4, 8 or 16 bytes is planned as
+    one item of that size (the row kernels then loop over the axis before it); other runs,
+    and objects, keep their axis. The values are NumPy's either way, with 1 and 2 threads,
+    from a source at an odd byte offset."""
+    dt = np.dtype(dtype)
+    rows, cols = 37, 41
+    base = _data((rows * cols * run * dt.itemsize + 1,), np.uint8)[1:]  # (odd address)
+    if dt == object:
+        flat = np.array([(i * 7919) % 1000 for i in range(rows * cols * run)], dtype=object)
+    else:
+        flat = base.view(dt)
+    grid = flat[:rows * cols * run].reshape(rows, cols, run)
+    source = {"transposed": grid.transpose(1, 0, 2), "reversed": grid[::-1, ::-2],
+              "broadcast-between": grid[:, :1].transpose(1, 0, 2)}[outer]
+    shape = source.shape
+    if outer == "broadcast-between":
+        source = source[:, :, None, :]  # (1, rows, 1, run) -> (5, rows, 3, run)
+        shape = (5, rows, 3, run)
+    target = (2,) + shape
+    ref = np.broadcast_to(source, target)
+    plan_shape, sstrides, dstrides, _ = _kernels._plan_py(
+        ref.shape, ref.strides, np.empty(target, dt).strides, dt.itemsize)
+    if dt != object:  # (the plan hook knows no objects; materialize keeps their axis)
+        items = int(np.prod(plan_shape))  # (merging keeps the count of items)
+        assert items == ref.size // run if widened else items == ref.size, plan_shape
+    v = lazybcast.broadcast_to(source, target)
+    for threads in (1, 2):
+        got = v.materialize(threads=threads)
+        if dt == object:
+            assert got.tolist() == _expected(source, target).tolist()
+        else:
+            _assert_same_bytes(got, _expected(source, target))
+
+
 @pytest.fixture
 def fills_stream_early():
     """Fills stream from the lower threshold they had before _calibrate_fill could raise it
