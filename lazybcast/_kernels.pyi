@@ -10,6 +10,7 @@ REPLICATE_CHUNK: int  # bytes; a broadcast block smaller than this is written on
 REPLICATE_COPY_BYTES: int  # bytes; replication copies forward from a chunk this large (L1d / 4)
 L1D_BYTES: int  # CPU 0's level-1 data cache (0 if unknown)
 L2_BYTES: int  # CPU 0's level-2 cache (0 if unknown)
+L2_WAYS: int  # its ways of associativity (8 if unknown)
 TRANSPOSE_STAGE_BYTES: int  # bytes; a streamed transpose goes through a block this large (L2 / 4)
 ROW_ORDER_SOURCE_BYTES: int  # bytes; a larger source is transposed in its own order (L2)
 CHUNK_BYTES: int  # bytes of work between two Ctrl-C checks, and per thread task
@@ -83,6 +84,7 @@ def _plan_py(
     sstrides: tuple[int, ...],  # tuple
     dstrides: tuple[int, ...],  # tuple
     itemsize: int,  # intp_t
-) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]: ...
+    details: bool = False,  # bint
+) -> tuple[Any, ...]: ...  # (shape, sstrides, dstrides, dblock[, itemsize, tiled])
 def simd_features() -> tuple[str, ...]: ...  # ("SSE2", "SSSE3", "AVX2", "ERMS") or fewer; () off x86-64
 def _limit_simd(names: tuple[str, ...] | list[str] | set[str] | None) -> tuple[str, ...]: ...

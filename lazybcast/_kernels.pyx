@@ -361,8 +361,10 @@ def _limit_simd(names):
     return simd_features()
 
 
-def _plan_py(tuple shape, tuple sstrides, tuple dstrides, intp_t itemsize):
-    """Test hook: the simplified plan as ``(shape, sstrides, dstrides, dblock)`` tuples."""
+def _plan_py(tuple shape, tuple sstrides, tuple dstrides, intp_t itemsize, bint details=False):
+    """Test hook: the simplified plan as ``(shape, sstrides, dstrides, dblock)`` tuples; with
+    ``details``, also its item size (short runs become one item) and whether its last two
+    axes are walked in tiles."""
     cdef Plan p
     cdef intp_t cshape[NPY_MAXDIMS]
     cdef intp_t cs[NPY_MAXDIMS]
@@ -380,4 +382,5 @@ def _plan_py(tuple shape, tuple sstrides, tuple dstrides, intp_t itemsize):
     return (tuple(p.shape[d] for d in range(p.ndim)),
             tuple(p.sstride[d] for d in range(p.ndim)),
             tuple(p.dstride[d] for d in range(p.ndim)),
-            tuple(p.dblock[d] for d in range(p.ndim)))
+            tuple(p.dblock[d] for d in range(p.ndim))) + (
+                (p.itemsize, bool(p.tiled)) if details else ())

@@ -75,9 +75,9 @@ def _shared_cache():
     return best
 
 
-def _cache_bytes(level):
+def _cache_bytes(level, attr="size"):
     """Size of CPU 0's data (or unified) cache of this level (sysfs; sysconf elsewhere), or
-    0 if unknown."""
+    0 if unknown; or another of its sysfs attributes (``ways_of_associativity``)."""
     import glob
     for index in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*"):
         try:
@@ -87,10 +87,12 @@ def _cache_bytes(level):
                 kind = f.read().strip()
             if found != str(level) or kind not in ("Data", "Unified"):
                 continue
-            with open(index + "/size") as f:
+            with open(f"{index}/{attr}") as f:
                 return _size_bytes(f.read())
         except (OSError, ValueError):
             pass
+    if attr != "size":
+        return 0
     try:
         return max(0, _os.sysconf(f"SC_LEVEL{level}_{'DCACHE' if level == 1 else 'CACHE'}_SIZE"))
     except (AttributeError, ValueError, OSError):
@@ -116,6 +118,10 @@ SHARED_CACHE_BYTES, SHARED_CACHE_CPUS = _shared_cache()
 _L3 = SHARED_CACHE_BYTES or 32 << 20
 L1D_BYTES = _cache_bytes(1)
 L2_BYTES = _cache_bytes(2)
+#: The L2's ways of associativity (sysfs; 8 where unknown): with L2_BYTES, the sets that
+#: lines a fixed stride apart fall into, which decides whether a strided walk stays in L2
+#: (_lines_stay_in_l2, for the choice between tiles and rows in a transpose).
+L2_WAYS = _cache_bytes(2, "ways_of_associativity") or 8
 #: Replication copies forward from a chunk of the output's first bytes this large: a quarter
 #: of the L1 data cache (8 kB for 32 KiB), at least 4 kB, at most 64 kB: small enough to stay
 #: in L1 while the destination's lines pass through it. A chunk from L2 reads as much as it
@@ -263,6 +269,8 @@ if HELPER_SPIN_US is None:
 HELPER_SPIN_US = min(HELPER_SPIN_US, 10 ** 9)
 
 cdef intp_t _replicate_chunk = REPLICATE_CHUNK
+cdef intp_t _l2_ways = max(1, L2_WAYS)
+cdef intp_t _l2_sets = max(1, (L2_BYTES or 512 << 10) // (64 * _l2_ways))
 cdef intp_t _replicate_copy = REPLICATE_COPY_BYTES
 cdef intp_t _transpose_stage_bytes = TRANSPOSE_STAGE_BYTES
 cdef intp_t _row_order_source = ROW_ORDER_SOURCE_BYTES

@@ -39,13 +39,39 @@ cdef void _widen_items(Plan* p) noexcept:
     p.ndim = last
 
 
+cdef inline intp_t _gcd(intp_t a, intp_t b) noexcept:
+    while b:
+        a, b = b, a % b
+    return a
+
+
+cdef bint _lines_stay_in_l2(intp_t n, intp_t stride) noexcept:
+    """Whether ``n`` source lines ``stride`` bytes apart, walked again and again, stay in
+    L2: they fall into the sets the stride reaches (lines a multiple of the L2's set span,
+    L2_BYTES / L2_WAYS, apart share one set), and each set gives them at most half its ways
+    (the rest hold the destination and whatever else passes)."""
+    cdef intp_t span = _l2_sets * 64
+    cdef intp_t sets = min(n, span // _gcd(stride % span or span, span), _l2_sets)
+    return (n + sets - 1) // sets <= _l2_ways // 2
+
+
 cdef bint _choose_tile_axis(Plan* p) noexcept:
     """A transposing copy reads its innermost destination axis with a long source stride.
     If another axis is read with a shorter one, move that axis next to the innermost, so
     that _run walks the pair in tiles that stay in L1: the axis that saves the most
     (_tile_axis_score), then the one of shorter stride, then the longer one. Strided layers
     (k, N, N) of strides (1, 1, N) so pair their N items with the innermost axis, not the k
-    layers."""
+    layers.
+
+    No tiles where the axis found is already next to the innermost, reads at most 4 items of
+    each source line (a stride of 16 bytes or more, not contiguous: the generic tile loop)
+    and the innermost axis' lines stay in L2 (_lines_stay_in_l2): plain rows then read each
+    line from memory once, with a constant stride the prefetchers follow, and from L2 for
+    the next rows, where the tile loop's short runs of a few lines each wait on memory
+    (float64 (56, 4, 32, 512) of strides (524288, 29360128, 16, -1024), one thread: 13.4 ->
+    6.1 ms, NumPy 5.8). A pair that reads more of each line keeps its tiles: uint16 (32000,
+    384) of strides (-2, 64000), 32 items per line, took 4.1 ms in tiles and 11.1 in rows
+    (two runs of benchmarks/layout_scan.py)."""
     cdef int last = p.ndim - 1, d, best = -1
     cdef intp_t s, t, u, bt = 0, bu = 0
     if last < 1 or p.has_objects:
@@ -62,6 +88,9 @@ cdef bint _choose_tile_axis(Plan* p) noexcept:
                                                           and p.shape[d] > p.shape[best]))):
             best, bt, bu = d, t, u
     if best < 0:
+        return False
+    if (best == last - 1 and p.sstride[best] != p.itemsize and bt >= 16
+            and _lines_stay_in_l2(p.shape[last], s)):
         return False
     cdef intp_t shape = p.shape[best], ss = p.sstride[best], ds = p.dstride[best]
     for d in range(best, last - 1):
