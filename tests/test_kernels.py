@@ -112,6 +112,26 @@ def test_strided_layers_pair_the_axis_that_reads_most_of_a_line(dtype, layers, s
             _assert_same_bytes(v.materialize(threads=threads), _expected(source, target))
 
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32, np.float64, np.complex128])
+@pytest.mark.parametrize("step", [-3, -2, 2, 3, 7])
+def test_strided_runs_gathered_into_consecutive_items(dtype, step):
+    """Rows of strided items written consecutively (packed into words for 1- to 8-byte
+    items, lzb_gather_items): every run length from 1 to 40 items (the word loop's tails),
+    rows from an odd address, rows of planes far apart, broadcast rows; NumPy's bytes."""
+    dt = np.dtype(dtype)
+    for n in range(1, 41):
+        rows = 3
+        raw = _data((rows * n * abs(step) * dt.itemsize + dt.itemsize + 1,), np.uint8)[1:]
+        flat = raw[:rows * n * abs(step) * dt.itemsize].view(dt)
+        source = flat.reshape(rows, n * abs(step))[:, ::step]
+        assert source.shape == (rows, n)
+        for target in ((rows, n), (2, rows, n), (rows, 2, n)):
+            src = source if len(target) == 2 or target[0] == 2 else source[:, None, :]
+            v = lazybcast.broadcast_to(src, target)
+            for threads in (1, 2):
+                _assert_same_bytes(v.materialize(threads=threads), _expected(src, target))
+
+
 @pytest.mark.parametrize("case", ["few items per line, lines in L2",
                                   "few items per line, lines in one L2 set",
                                   "a line's items, lines in L2", "contiguous pair"])
@@ -1153,11 +1173,17 @@ def test_interrupted_item_measurement_measures_again():
         "ok = np.array_equal(v.materialize(), np.broadcast_to(src, v.shape))\n"
         "fill = _kernels.STREAM_FILL_BYTES\n"
         "print(_kernels._fill_beyond_measured(), ok, _kernels._item_measurements(),\n"
-        "      _kernels._stream_item_threshold() in (fill, _kernels.STREAM_ITEM_BEYOND))\n")
+        "      _kernels._stream_item_threshold() in (fill, _kernels.STREAM_ITEM_BEYOND),\n"
+        "      fill < _kernels.STREAM_FILL_HIGH)\n")
     if out[0] == "finished":
         pytest.skip("fills beyond the cache did not come down here, or runs of one item are "
                     "not measured (no ERMS)")  # pragma: no cover
-    assert out == ["interrupted", "False", "True", "True", "1", "True"]
+    # The interrupt left the fills unmeasured too, so the next output measures both again;
+    # on a loaded machine the fills' second measurement may keep their threshold high, and
+    # then runs of one item are not measured at all (nothing to decide).
+    came_down = out[-1] == "True"
+    assert out == ["interrupted", "False", "True", "True", "1" if came_down else "0", "True",
+                   str(came_down)]
 
 
 def test_transpose_stage_hook_rejects_negative_sizes():
