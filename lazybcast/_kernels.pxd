@@ -25,7 +25,7 @@ ctypedef Py_ssize_t intp_t
 
 cdef struct Plan:
     int ndim
-    intp_t itemsize
+    intp_t itemsize  # bytes moved as one item: the dtype's, or a short run's (_widen_items)
     intp_t shape[NPY_MAXDIMS]
     intp_t sstride[NPY_MAXDIMS]
     intp_t dstride[NPY_MAXDIMS]

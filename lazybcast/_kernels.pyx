@@ -138,6 +138,7 @@ cdef extern from "_kernels_simd_fill.h":
 cdef extern from "_kernels_strided.h":
     int lzb_gather_items(char* dst, const char* src, intp_t n, intp_t step,
                          intp_t size) noexcept nogil
+    bint lzb_gather_packs(intp_t size) noexcept nogil
 
 cdef extern from "_kernels_simd_reverse.h":
     int lzb_reverse(char* dst, const char* src, intp_t n, intp_t size) noexcept nogil

@@ -1,6 +1,7 @@
 # Included by _kernels.pyx. Planning (GIL held, may raise): plan_init turns an n-d copy
 # description into a Plan -- size-1 axes dropped, destination strides made positive, axes
-# ordered by destination stride and merged where contiguous in both buffers, a transposing
+# ordered by destination stride and merged where contiguous in both buffers, a last run
+# of 2, 4, 8 or 16 bytes taken as one item (Plan.itemsize is then the run's), a transposing
 # pair chosen for tiles, the channel axis of an image moved last, a gather's index axis kept
 # with its table of offsets.
 
@@ -47,12 +48,14 @@ cdef inline intp_t _gcd(intp_t a, intp_t b) noexcept:
 
 cdef bint _lines_stay_in_l2(intp_t n, intp_t stride) noexcept:
     """Whether ``n`` source lines ``stride`` bytes apart, walked again and again, stay in
-    L2: they fall into the sets the stride reaches (lines a multiple of the L2's set span,
-    L2_BYTES / L2_WAYS, apart share one set), and each set gives them at most half its ways
-    (the rest hold the destination and whatever else passes)."""
+    L2: at most an eighth of its lines (8192 lines 1040 bytes apart fitted its sets exactly,
+    and rows of them took 32 ms against 6.5 in tiles: 2000 pages a row), and in the sets the
+    stride reaches (lines a multiple of the L2's set span, L2_BYTES / L2_WAYS, apart share
+    one set) at most half the ways of each (the rest hold the destination and whatever
+    else passes)."""
     cdef intp_t span = _l2_sets * 64
     cdef intp_t sets = min(n, span // _gcd(stride % span or span, span), _l2_sets)
-    return (n + sets - 1) // sets <= _l2_ways // 2
+    return 8 * n <= _l2_sets * _l2_ways and (n + sets - 1) // sets <= _l2_ways // 2
 
 
 cdef bint _choose_tile_axis(Plan* p) noexcept:
@@ -63,15 +66,20 @@ cdef bint _choose_tile_axis(Plan* p) noexcept:
     (k, N, N) of strides (1, 1, N) so pair their N items with the innermost axis, not the k
     layers.
 
-    No tiles where the axis found is already next to the innermost, reads at most 4 items of
-    each source line (a stride of 16 bytes or more, not contiguous: the generic tile loop)
-    and the innermost axis' lines stay in L2 (_lines_stay_in_l2): plain rows then read each
-    line from memory once, with a constant stride the prefetchers follow, and from L2 for
-    the next rows, where the tile loop's short runs of a few lines each wait on memory
-    (float64 (56, 4, 32, 512) of strides (524288, 29360128, 16, -1024), one thread: 13.4 ->
-    6.1 ms, NumPy 5.8). A pair that reads more of each line keeps its tiles: uint16 (32000,
-    384) of strides (-2, 64000), 32 items per line, took 4.1 ms in tiles and 11.1 in rows
-    (two runs of benchmarks/layout_scan.py)."""
+    No tiles where the axis found is already next to the innermost, steps over at most one
+    item (a stride of 16 bytes or more, but at most two items: 8- and 16-byte items; not
+    contiguous, so the generic tile loop would run) and the innermost axis' lines stay in
+    L2 (_lines_stay_in_l2): plain rows then read each line from memory once, with a
+    constant stride the prefetchers follow, and from L2 for the next row or two, where the
+    tile loop's short runs of a few lines each wait on memory (float64 (56, 4, 32, 512) of
+    strides (524288, 29360128, 16, -1024), one thread: 13.4 -> 6.1 ms, NumPy 5.8). Pairs
+    that read less of each line keep their tiles, which stream through it (a review found
+    rows 2-5x slower for uint16 (64, 32, 1000) of strides (1088000, 32, 1088), float32
+    (64, 32, 1000) of (2112000, 64, 2112) and float64 (64, 8, 4096) of (524288, -16, 128),
+    the last with 4096 lines). Nor where the axis would move inside a broadcast axis: the
+    pair would be transposed again for each copy instead of written once and replicated
+    (float32 (64000, 3, 12, 2) of strides (24, 0, 1536000, 4), its runs of 2 one item: 3.6
+    ms in rows, 5.3 in tiles)."""
     cdef int last = p.ndim - 1, d, best = -1
     cdef intp_t s, t, u, bt = 0, bu = 0
     if last < 1 or p.has_objects:
@@ -89,9 +97,12 @@ cdef bint _choose_tile_axis(Plan* p) noexcept:
             best, bt, bu = d, t, u
     if best < 0:
         return False
-    if (best == last - 1 and p.sstride[best] != p.itemsize and bt >= 16
+    if (best == last - 1 and p.sstride[best] != p.itemsize and 16 <= bt <= 2 * p.itemsize
             and _lines_stay_in_l2(p.shape[last], s)):
         return False
+    for d in range(best + 1, last):
+        if p.sstride[d] == 0:  # (moved inside a broadcast axis, the pair would be
+            return False       # transposed again for each of its copies, not replicated)
     cdef intp_t shape = p.shape[best], ss = p.sstride[best], ds = p.dstride[best]
     for d in range(best, last - 1):
         p.shape[d] = p.shape[d + 1]
@@ -233,7 +244,8 @@ cdef int plan_init(Plan* p, int ndim, const intp_t* shape, const intp_t* sstride
     if not gather:
         _widen_items(p)
         p.tiled = _choose_tile_axis(p)
-    blk = itemsize
+    n = p.ndim  # (short runs may have become one item: _widen_items)
+    blk = p.itemsize
     contiguous = True
     for d in range(n - 1, -1, -1):
         contiguous = contiguous and p.dstride[d] == blk

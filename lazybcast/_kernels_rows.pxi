@@ -78,9 +78,9 @@ cdef inline void _rows(item_t* tag, intp_t n0, intp_t s0, intp_t d0,
             elif not lzb_reverse(d, s, n1, size):
                 for j in range(n1):
                     memcpy(d + j * size, s - j * size, sizeof(item_t))
-    elif d1 == size and n1 * size >= 16 and lzb_gather_items(dst, src, n1, s1, size):
-        # strided items into consecutive ones, packed into words (the first row done above)
-        for i in range(1, n0):
+    elif d1 == size and n1 * size >= 16 and lzb_gather_packs(size):
+        # strided items into consecutive ones, packed into words
+        for i in range(n0):
             lzb_gather_items(dst + i * d0, src + i * s0, n1, s1, size)
     else:
         for i in range(n0):
