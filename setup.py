@@ -52,7 +52,6 @@ KERNEL_PARTS = [
     "lazybcast/_kernels_simd_fill.h",
     "lazybcast/_kernels_simd_layout.h",
     "lazybcast/_kernels_simd_reverse.h",
-    "lazybcast/_kernels_strided.h",
     "lazybcast/_kernels_simd_tiles.h",
     "lazybcast/_kernels_simd_repeat.h",
     "lazybcast/_kernels_team.h",

@@ -35,7 +35,6 @@ between them is a direct C call, inlined where marked ``inline``):
 ``_kernels_simd_repeat.h``   a block or row written once and repeated: copied forward, swept
                              out from its first two periods, copied down a column
 ``_kernels_simd_reverse.h``  the vector code of reversed runs (SSE2, AVX2)
-``_kernels_strided.h``       strided items gathered into consecutive ones, packed in words
 ``_kernels_simd_layout.h``   the vector code of image channels (CHW <-> HWC), and the shuffle
                              masks' set-up at import
 ``_kernels_simd_tiles.h``    the vector code of transposing tiles: register-transposed
@@ -134,11 +133,6 @@ cdef extern from "_kernels_simd_repeat.h":
 cdef extern from "_kernels_simd_fill.h":
     int lzb_fill_rows(char* dst, intp_t dstep, const char* src, intp_t sstep, intp_t n,
                       intp_t size, intp_t len) noexcept nogil
-
-cdef extern from "_kernels_strided.h":
-    int lzb_gather_items(char* dst, const char* src, intp_t n, intp_t step,
-                         intp_t size) noexcept nogil
-    bint lzb_gather_packs(intp_t size) noexcept nogil
 
 cdef extern from "_kernels_simd_reverse.h":
     int lzb_reverse(char* dst, const char* src, intp_t n, intp_t size) noexcept nogil
