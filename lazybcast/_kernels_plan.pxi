@@ -77,11 +77,11 @@ cdef bint _choose_tile_axis(Plan* p) noexcept:
     rows 2-5x slower for uint16 (64, 32, 1000) of strides (1088000, 32, 1088), float32
     (64, 32, 1000) of (2112000, 64, 2112) and float64 (64, 8, 4096) of (524288, -16, 128),
     the last with 4096 lines). A pair moved inside a broadcast axis is
-    transposed again for each copy instead of written once and replicated; tiles still win
-    there for few copies (a rule against it made float32 (256, 100, 2, 256) of strides (4,
-    1024, 0, 307200) 4.7x slower; float32 (64000, 3, 12, 2) of (24, 0, 1536000, 4), whose
-    runs of 2 became one item and so a tiled pair, loses instead: 3.6 ms in rows, 5.3 in
-    tiles, NumPy 8.1)."""
+    transposed again for each copy instead of written once and replicated. Tiles usually
+    still win (a rule against such moves made float32 (256, 100, 2, 256) of strides (4,
+    1024, 0, 307200) 4.7x slower); a known loss is accepted: float32 (64000, 3, 12, 2) of
+    (24, 0, 1536000, 4), whose runs of 2 became one item and so a tiled pair, 3.35 ms in
+    rows, 5.9 in tiles (NumPy 8.2)."""
     cdef int last = p.ndim - 1, d, best = -1
     cdef intp_t s, t, u, bt = 0, bu = 0
     if last < 1 or p.has_objects:

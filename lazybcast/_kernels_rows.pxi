@@ -82,9 +82,9 @@ cdef inline void _rows(item_t* tag, intp_t n0, intp_t s0, intp_t d0,
         # Items read downward a few to a line: walk the row from its end, so that the reads
         # go up (and the writes down). A C model of these rows (Zen 5, 192 items every other
         # one, from planes 3 MiB apart, best of 5, ms) read downward / upward: 1-byte items
-        # 33.0 / 6.3, 2-byte 18.6 / 7.3, 4-byte 9.4 / 6.4, 8-byte 5.9 / 5.4; at a stride of
-        # 64 bytes or more both ways cost the same, or downward less (benchmarks/RESULTS.md,
-        # "Strided runs read upward").
+        # 33.0 / 6.3, 2-byte 18.6 / 7.3, 4-byte 9.4 / 6.4, 8-byte 5.9 / 5.4; at -64 bytes
+        # the two cost the same (11.9 / 11.6), and larger steps were not measured
+        # (benchmarks/RESULTS.md, "Strided runs read upward").
         for i in range(n0):
             s = src + i * s0
             d = dst + i * d0
