@@ -75,9 +75,9 @@ def _shared_cache():
     return best
 
 
-def _cache_bytes(level, attr="size"):
-    """Size of CPU 0's data (or unified) cache of this level (sysfs; sysconf elsewhere), or
-    0 if unknown; or another of its sysfs attributes (``ways_of_associativity``)."""
+def _cache_sysfs(level, attr):
+    """An attribute of CPU 0's data (or unified) cache of this level, from sysfs (``size``
+    in bytes, ``ways_of_associativity``), or 0 if unknown."""
     import glob
     for index in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*"):
         try:
@@ -91,8 +91,15 @@ def _cache_bytes(level, attr="size"):
                 return _size_bytes(f.read())
         except (OSError, ValueError):
             pass
-    if attr != "size":
-        return 0
+    return 0
+
+
+def _cache_bytes(level):
+    """Size of CPU 0's data (or unified) cache of this level (sysfs; sysconf elsewhere), or
+    0 if unknown."""
+    found = _cache_sysfs(level, "size")
+    if found:
+        return found
     try:
         return max(0, _os.sysconf(f"SC_LEVEL{level}_{'DCACHE' if level == 1 else 'CACHE'}_SIZE"))
     except (AttributeError, ValueError, OSError):
@@ -121,7 +128,7 @@ L2_BYTES = _cache_bytes(2)
 #: The L2's ways of associativity (sysfs; 8 where unknown): with L2_BYTES, the sets that
 #: lines a fixed stride apart fall into, which decides whether a strided walk stays in L2
 #: (_lines_stay_in_l2, for the choice between tiles and rows in a transpose).
-L2_WAYS = _cache_bytes(2, "ways_of_associativity") or 8
+L2_WAYS = _cache_sysfs(2, "ways_of_associativity") or 8
 #: Replication copies forward from a chunk of the output's first bytes this large: a quarter
 #: of the L1 data cache (8 kB for 32 KiB), at least 4 kB, at most 64 kB: small enough to stay
 #: in L1 while the destination's lines pass through it. A chunk from L2 reads as much as it
