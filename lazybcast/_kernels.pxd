@@ -56,6 +56,7 @@ cdef int copy_geometry_into(const char* s, const cnp.npy_intp* sdims,
                             const cnp.npy_intp* sstrides, cnp.PyArray_Descr* descr,
                             cnp.ndarray out, object threads) except -1
 cdef bint may_overlap(cnp.ndarray a, cnp.ndarray b) noexcept
+cdef bint may_overlap_itself(cnp.ndarray a) noexcept
 cdef int threads_for(intp_t nbytes, object threads) except -1
 
 cdef void plan_run(const Plan* p, const char* src, char* dst) noexcept nogil

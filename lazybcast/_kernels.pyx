@@ -12,7 +12,8 @@ between them is a direct C call, inlined where marked ``inline``):
 
 ===========================  =====================================================================
 ``_kernels.pxd``             the C vocabulary shared with ``_view.pyx``: ``Plan``, ``plan_init``,
-                             ``plan_run``, ``copy_into``, ``threads_for``, ``may_overlap``
+                             ``plan_run``, ``copy_into``, ``threads_for``, ``may_overlap``,
+                             ``may_overlap_itself``
 ``_kernels.pyx``             this map, the C declarations, and the entry points: ``copy_into``,
                              ``copy_broadcast``, the dtype check, ``simd_features``, test hooks
 ``_kernels_machine.pxi``     thresholds (streaming, replication, blocks, threads), the cache
@@ -204,6 +205,37 @@ cdef bint may_overlap(cnp.ndarray a, cnp.ndarray b) noexcept:
     _extent(a, &alo, &ahi)
     _extent(b, &blo, &bhi)
     return alo < bhi and blo < ahi and alo < ahi and blo < bhi
+
+
+cdef bint may_overlap_itself(cnp.ndarray a) noexcept:
+    """False when no two items of ``a`` can share a byte; True when they may (a stride of 0
+    on an axis of length > 1, or strides that ``as_strided`` made interleave). Sufficient,
+    not exact: taking the axes from the smallest stride up, each stride must step past every
+    byte the smaller axes reach. Arrays NumPy makes (views, slices, transposes) always pass."""
+    cdef int ndim = cnp.PyArray_NDIM(a), d, k, m = 0
+    cdef intp_t n, s, span = cnp.PyArray_ITEMSIZE(a)
+    cdef intp_t ns[NPY_MAXDIMS]
+    cdef intp_t ss[NPY_MAXDIMS]
+    for d in range(ndim):
+        n = cnp.PyArray_DIMS(a)[d]
+        if n == 0:
+            return False
+        if n == 1:
+            continue
+        s = cnp.PyArray_STRIDES(a)[d]
+        if s < 0:
+            s = -s
+        k = m  # insertion by |stride|
+        while k > 0 and ss[k - 1] > s:
+            ss[k], ns[k] = ss[k - 1], ns[k - 1]
+            k -= 1
+        ss[k], ns[k] = s, n
+        m += 1
+    for k in range(m):
+        if ss[k] < span:
+            return True
+        span += ss[k] * (ns[k] - 1)
+    return False
 
 
 cdef bint _copyable(cnp.ndarray out) except -1:

@@ -33,6 +33,7 @@ from lazybcast._kernels cimport (
     lzb_ndarray_type,
     lzb_new_from_descr,
     may_overlap,
+    may_overlap_itself,
     threads_for,
 )
 

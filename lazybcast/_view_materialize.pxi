@@ -43,7 +43,10 @@ cdef class _Materializing(_ViewFields):
         out : array, optional
             A writeable array of exactly the view's shape and dtype (``dtype`` if given), in
             any layout: an ndarray, or any object exposing DLPack or the buffer protocol (a
-            pinned ``torch`` tensor, a ``memoryview``...). It may overlap the source.
+            pinned ``torch`` tensor, a ``memoryview``...). It may overlap the source. An
+            ``out`` whose own items share bytes (made with ``as_strided``: a stride of 0, or
+            strides that interleave) is filled by ``np.copyto``, so the value left where
+            items collide is NumPy's.
         dtype : dtype, optional
             Cast to this dtype in the copy pass (as ``astype``, ``unsafe`` casting), block by
             block in cache: no full-size intermediate.
@@ -89,20 +92,26 @@ cdef class _Materializing(_ViewFields):
             out = as_writeable_array(out)
         if dtype is not None:
             dtype = np.dtype(dtype)
-            if dtype != <object>descr:
-                from lazybcast._cast import materialize_cast
-                if out is None:
-                    result = np.empty(self.shape, dtype=dtype)
-                else:
-                    self._check_out(out, dtype)
-                    result = <cnp.ndarray>out
-                materialize_cast(_source_of(self), self.shape, result, threads)
-                return result if caller is None else caller
+            if dtype == <object>descr:
+                dtype = None
+        if out is not None:
+            self._check_out(out, <cnp.dtype>descr if dtype is None else dtype)
+            result = <cnp.ndarray>out
+            if may_overlap_itself(result):
+                # Items that share bytes (an as_strided array): which value stays depends on
+                # the order of the writes, so NumPy's own copy makes them, as np.copyto would.
+                np.copyto(result, np.broadcast_to(_source_of(self), self.shape),
+                          casting="unsafe")
+                return caller
+        if dtype is not None:
+            from lazybcast._cast import materialize_cast
+            if out is None:
+                result = np.empty(self.shape, dtype=dtype)
+            materialize_cast(_source_of(self), self.shape, result, threads)
+            return result if caller is None else caller
         if out is None:
             result = self._empty()
         else:
-            self._check_out(out, <cnp.dtype>descr)
-            result = <cnp.ndarray>out
             source = _source_of(self)
             if may_overlap(result, source):
                 source = source.copy()

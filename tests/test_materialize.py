@@ -387,6 +387,31 @@ def test_out_overlapping_anywhere(data):
     assert_same(out, expected)
 
 
+@pytest.mark.parametrize("dtype", [None, "f8"], ids=["own dtype", "cast"])
+@given(data=st.data())
+def test_out_whose_items_share_bytes_gets_numpys_values(dtype, data):
+    """An ``as_strided`` ``out`` whose items may overlap one another (a stride of 0, or strides
+    that interleave) is left exactly as ``np.copyto`` leaves one made the same way; every other
+    such ``out`` gets the broadcast's values."""
+    item = data.draw(st.sampled_from([np.dtype("u1"), np.dtype("<i2"), np.dtype("<u4")]))
+    rank = data.draw(st.integers(1, 3))
+    shape = tuple(data.draw(st.lists(st.integers(0, 5), min_size=rank, max_size=rank)))
+    out_item = item if dtype is None else np.dtype(dtype)
+    steps = data.draw(st.lists(st.integers(-3, 3), min_size=rank, max_size=rank))
+    strides = tuple(k * data.draw(st.sampled_from([1, out_item.itemsize])) for k in steps)
+    low = sum(min(0, s * (n - 1)) for s, n in zip(strides, shape))
+    high = sum(max(0, s * (n - 1)) for s, n in zip(strides, shape)) + out_item.itemsize
+    src_shape = tuple(data.draw(st.sampled_from([1, n])) for n in shape)
+    seed = data.draw(st.integers(0, 2**32 - 1))
+    x = fill(item, src_shape, seed)
+    bufs = [bytearray(fill(np.dtype("u1"), (high - low,), seed + 1).tobytes()) for _ in range(2)]
+    mine, numpys = (np.ndarray(shape, out_item, buffer=b, offset=-low, strides=strides)
+                    for b in bufs)
+    np.copyto(numpys, np.broadcast_to(x, shape), casting="unsafe")
+    assert lazybcast.broadcast_to(x, shape).materialize(mine, dtype=dtype) is mine
+    assert bytes(bufs[0]) == bytes(bufs[1])
+
+
 def test_object_dtype_refcounts_when_out_is_the_data():
     objs = [object() for _ in range(6)]
     x = np.empty((2, 3), dtype=object)
