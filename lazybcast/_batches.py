@@ -109,7 +109,11 @@ class _Cancelled(Exception):
 def _copy_in_blocks(part, out, cancelled):
     """Materialize ``part`` into ``out`` one kernel block at a time, stopping at the first
     block boundary after ``cancelled`` (a list) becomes non-empty (Ctrl-C or the generator
-    closed)."""
+    closed). An ``out`` whose items share bytes is written whole, by ``np.copyto`` (through
+    materialize), so that the value left where they collide is NumPy's."""
+    if _kernels.overlaps_itself(out):
+        part.materialize(out=out)
+        return
     for key in blocks(part.shape, part.itemsize, _kernels.CHUNK_BYTES):
         if cancelled:
             raise _Cancelled

@@ -41,6 +41,7 @@ def copy_broadcast(
     out: np.ndarray[Any, Any],  # cnp.ndarray out not None
     threads: int | None = None,
 ) -> np.ndarray[Any, Any]: ...
+def overlaps_itself(a: np.ndarray[Any, Any]) -> bool: ...  # cnp.ndarray a not None
 def gather(
     src: np.ndarray[Any, Any],  # cnp.ndarray src not None
     vshape: tuple[int, ...],  # tuple

@@ -238,6 +238,22 @@ cdef bint may_overlap_itself(cnp.ndarray a) noexcept:
     return False
 
 
+def overlaps_itself(cnp.ndarray a not None):
+    """overlaps_itself(a)
+
+    Whether two items of ``a`` may share a byte (``may_overlap_itself``: conservative, and
+    False for every array NumPy makes). The callers that write a user's ``out`` hand such an
+    ``out`` to NumPy, so that where its items collide the value left is NumPy's.
+
+    >>> import numpy as np
+    >>> overlaps_itself(np.empty((3, 4))), overlaps_itself(np.empty((3, 4)).T[::-1])
+    (False, False)
+    >>> overlaps_itself(np.lib.stride_tricks.as_strided(np.empty(4), (3, 4), (0, 8)))
+    True
+    """
+    return may_overlap_itself(a)
+
+
 cdef bint _copyable(cnp.ndarray out) except -1:
     """Whether the kernels can copy ``out``'s items: True for plain object arrays (a path that
     keeps reference counts), False for items that are plain bytes. Raises TypeError for

@@ -26,6 +26,7 @@ import builtins
 
 import numpy as np
 
+from lazybcast import _kernels
 from lazybcast._axis_args import _reduction_axes, _refuse_non_axes, keepdims_flag
 from lazybcast._repetition import (KIND, narrow, reported, rounded, rounded_scalar, scale,
                                    wide)
@@ -90,11 +91,13 @@ def _temp(src, axes, out):
 
 
 def _out_fits(out, shape):
-    """None (no out), True (an ndarray of the result's shape), or False (NumPy decides)."""
+    """None (no out), True (an ndarray of the result's shape), or False (NumPy decides: also
+    for an out whose items share bytes, which NumPy's own loop writes in its order)."""
     if out is None:
         return None
     _check_writeable(out)
-    return type(out) is np.ndarray and out.shape == shape
+    return (type(out) is np.ndarray and out.shape == shape
+            and not _kernels.overlaps_itself(out))
 
 
 def _finish(r, view, axes, keepdims, out):

@@ -23,6 +23,7 @@ array([[ True, False, False]])
 
 import numpy as np
 
+from lazybcast import _kernels
 from lazybcast._binary import call as _call
 from lazybcast._view import BroadcastView, make_view
 
@@ -261,8 +262,10 @@ def _call_into(ufunc, inputs, kwargs, out):
     """``ufunc(*inputs, out=out)``: computed on the compact operands into temporaries of
     the outputs' dtypes (NumPy resolves the loop and checks the casting), then copied into
     ``out`` by the materialize kernel."""
-    if any(type(o) is not np.ndarray for o in out) or kwargs.get("where", True) is not True:
-        # Partial outputs (None entries) and masked writes: NumPy itself, on the arrays.
+    if (any(type(o) is not np.ndarray or _kernels.overlaps_itself(o) for o in out)
+            or kwargs.get("where", True) is not True):
+        # Partial outputs (None entries), outs whose items share bytes (NumPy's loop decides
+        # which value stays) and masked writes: NumPy itself, on the arrays.
         return _numpy(ufunc, "__call__", inputs, {**kwargs, "out": out})
     prepared = _prepare(inputs, True)
     if prepared is None:

@@ -46,7 +46,9 @@ cdef class _Materializing(_ViewFields):
             pinned ``torch`` tensor, a ``memoryview``...). It may overlap the source. An
             ``out`` whose own items share bytes (made with ``as_strided``: a stride of 0, or
             strides that interleave) is filled by ``np.copyto``, so the value left where
-            items collide is NumPy's.
+            items collide is NumPy's (on one thread; the test is conservative, so a few
+            ``as_strided`` outs whose items only interleave take that path too, with the
+            same values).
         dtype : dtype, optional
             Cast to this dtype in the copy pass (as ``astype``, ``unsafe`` casting), block by
             block in cache: no full-size intermediate.

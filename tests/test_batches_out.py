@@ -147,3 +147,23 @@ def test_cast_with_objects_and_overlap():
     out = base.reshape(2, 3)  # overlaps the source
     view.materialize(out=out, dtype=np.float64)
     np.testing.assert_array_equal(out, expected)
+
+
+@pytest.mark.parametrize("prefetch", [0, 1])
+def test_ring_buffers_whose_items_share_bytes_get_numpys_values(prefetch):
+    """Ring buffers made with ``as_strided`` whose rows overlap (each row one item on from
+    the last): a batch larger than a kernel block is written as ``np.copyto`` writes it,
+    with or without a prefetching thread (which copies block by block)."""
+    batch, cols = 2, 600_000  # a row is 4.8 MB, more than one block
+    view = lazybcast.broadcast_to(np.arange(4, dtype=np.float64)[:, None], (4, cols))
+
+    def ring():
+        bases = [np.full(batch + cols, -1.0) for _ in range(2)]
+        return bases, [np.lib.stride_tricks.as_strided(b[batch - 1:], (batch, cols), (-8, 8))
+                       for b in bases]
+
+    expected, outs = ring()
+    np.copyto(outs[0], np.broadcast_to(view.source[:batch], (batch, cols)))
+    bases, outs = ring()
+    next(iter(view.iter_batches(batch, out=outs, prefetch=prefetch)))
+    np.testing.assert_array_equal(bases[0], expected[0])

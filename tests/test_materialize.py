@@ -395,8 +395,8 @@ def test_out_whose_items_share_bytes_gets_numpys_values(dtype, data):
     such ``out`` gets the broadcast's values."""
     item = data.draw(st.sampled_from([np.dtype("u1"), np.dtype("<i2"), np.dtype("<u4")]))
     rank = data.draw(st.integers(1, 3))
-    shape = tuple(data.draw(st.lists(st.integers(0, 5), min_size=rank, max_size=rank)))
-    out_item = item if dtype is None else np.dtype(dtype)
+    shape = tuple(data.draw(st.lists(st.integers(1, 5), min_size=rank, max_size=rank)))
+    out_item = item if dtype is None else np.dtype(dtype)  # (size 0: test_zero_size_and_zero_d)
     steps = data.draw(st.lists(st.integers(-3, 3), min_size=rank, max_size=rank))
     strides = tuple(k * data.draw(st.sampled_from([1, out_item.itemsize])) for k in steps)
     low = sum(min(0, s * (n - 1)) for s, n in zip(strides, shape))
@@ -409,6 +409,18 @@ def test_out_whose_items_share_bytes_gets_numpys_values(dtype, data):
                     for b in bufs)
     np.copyto(numpys, np.broadcast_to(x, shape), casting="unsafe")
     assert lazybcast.broadcast_to(x, shape).materialize(mine, dtype=dtype) is mine
+    assert bytes(bufs[0]) == bytes(bufs[1])
+
+
+def test_out_whose_items_share_bytes_regression():
+    """Two int16 items one byte apart (strides (-1, 0)): the kernels left 443311 here,
+    NumPy 442211."""
+    x = np.array([[0x1122], [0x3344]], dtype=np.int16)
+    bufs = [bytearray(3), bytearray(3)]
+    mine, numpys = (np.ndarray((2, 1), np.int16, buffer=b, offset=1, strides=(-1, 0))
+                    for b in bufs)
+    np.copyto(numpys, x)
+    lazybcast.broadcast_to(x, (2, 1)).materialize(mine)
     assert bytes(bufs[0]) == bytes(bufs[1])
 
 

@@ -275,6 +275,18 @@ def test_out_argument():
     assert np.add.reduce(v, axis=1, out=out) is out
 
 
+def test_out_whose_items_share_bytes_is_written_as_numpy_writes_it():
+    """An ``as_strided`` out whose items share bytes: NumPy's own reduction writes it."""
+    v = lazybcast.broadcast_to(np.arange(1.0, 4.0)[None, :], (5, 3))
+    for name in ("sum", "max", "mean", "argmax"):
+        dtype = np.intp if name == "argmax" else np.float64
+        bufs = [bytearray(8), bytearray(8)]
+        mine, numpys = (np.ndarray((3,), dtype, buffer=b, strides=(0,)) for b in bufs)
+        assert getattr(np, name)(v, axis=0, out=mine) is mine
+        getattr(np, name)(np.asarray(v), axis=0, out=numpys)
+        assert bufs[0] == bufs[1], name
+
+
 def test_where_and_initial():
     src = np.array([[1, 5, 2]])
     v = lazybcast.broadcast_to(src, (4, 3))

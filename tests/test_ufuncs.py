@@ -149,6 +149,23 @@ def test_out_broadcasts_inputs_up_and_tuple_outputs():
         np.add(v, 1, out=np.empty((3,)))
 
 
+def _overlapping_outs(nbytes, shape, strides, dtype, offset):
+    """Two identical outs, made with ``as_strided`` so that their items share bytes, each
+    over its own zeroed buffer."""
+    bufs = [bytearray(nbytes), bytearray(nbytes)]
+    return bufs, [np.ndarray(shape, dtype, buffer=b, offset=offset, strides=strides)
+                  for b in bufs]
+
+
+def test_out_whose_items_share_bytes_is_written_as_numpy_writes_it():
+    v = lazybcast.broadcast_to(np.arange(1, 5, dtype=np.int16)[:, None], (4, 5))
+    for strides in ((-7, 2), (0, 2), (2, 0)):
+        bufs, (mine, numpys) = _overlapping_outs(64, (4, 5), strides, np.int16, 21)
+        assert np.negative(v, out=mine) is mine
+        np.negative(np.asarray(v), out=numpys)
+        assert bufs[0] == bufs[1], strides
+
+
 def test_out_view_is_read_only():
     v = lazybcast.broadcast_to(np.arange(3.0), (2, 3))
     with pytest.raises(ValueError, match="read-only.*materialize"):
