@@ -263,9 +263,12 @@ def _call_into(ufunc, inputs, kwargs, out):
     the outputs' dtypes (NumPy resolves the loop and checks the casting), then copied into
     ``out`` by the materialize kernel."""
     if (any(type(o) is not np.ndarray or _kernels.overlaps_itself(o) for o in out)
-            or kwargs.get("where", True) is not True):
-        # Partial outputs (None entries), outs whose items share bytes (NumPy's loop decides
-        # which value stays) and masked writes: NumPy itself, on the arrays.
+            or kwargs.get("where", True) is not True
+            or (len(out) > 1 and any(np.may_share_memory(out[i], out[j])
+                                     for i in range(1, len(out)) for j in range(i)))):
+        # Partial outputs (None entries), outs whose items share bytes, within one out or
+        # between two (NumPy's loop, writing them item by item, decides which value stays),
+        # and masked writes: NumPy itself, on the arrays.
         return _numpy(ufunc, "__call__", inputs, {**kwargs, "out": out})
     prepared = _prepare(inputs, True)
     if prepared is None:

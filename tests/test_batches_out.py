@@ -167,3 +167,17 @@ def test_ring_buffers_whose_items_share_bytes_get_numpys_values(prefetch):
     bases, outs = ring()
     next(iter(view.iter_batches(batch, out=outs, prefetch=prefetch)))
     np.testing.assert_array_equal(bases[0], expected[0])
+
+
+@pytest.mark.parametrize("prefetch", [0, 1])
+def test_ring_buffer_whose_items_overlap_by_a_byte(prefetch):
+    """Two int16 items one byte apart: 442211 as NumPy leaves it (the kernels left 443311)."""
+    x = np.array([[0x1122], [0x3344]], dtype=np.int16)
+    bufs = [bytearray(3), bytearray(3)]
+    mine, numpys = (np.ndarray((2, 1), np.int16, buffer=b, offset=1, strides=(-1, 0))
+                    for b in bufs)
+    np.copyto(numpys, x)
+    next(iter(lazybcast.broadcast_to(x, (2, 1)).iter_batches(2, out=[mine, mine.copy()]
+                                                             if prefetch else mine,
+                                                             prefetch=prefetch)))
+    assert bytes(bufs[0]) == bytes(bufs[1])

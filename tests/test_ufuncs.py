@@ -166,6 +166,19 @@ def test_out_whose_items_share_bytes_is_written_as_numpy_writes_it():
         assert bufs[0] == bufs[1], strides
 
 
+def test_two_outputs_that_share_bytes_are_written_as_numpy_writes_them():
+    v = lazybcast.broadcast_to(np.array([1.25, -2.5, 3.75]), (4, 3))
+    mine, numpys = np.zeros((4, 3)), np.zeros((4, 3))
+    np.modf(v, out=(mine, mine))
+    np.modf(np.asarray(v), out=(numpys, numpys))
+    np.testing.assert_array_equal(mine, numpys)
+    w = lazybcast.broadcast_to(np.arange(7, 10), (4, 3))
+    bufs = [np.zeros(16, np.int64), np.zeros(16, np.int64)]
+    for b, x in zip(bufs, (w, np.asarray(w))):
+        np.divmod(x, 5, out=(b[:12].reshape(4, 3), b[2:14].reshape(4, 3)))
+    np.testing.assert_array_equal(bufs[0], bufs[1])
+
+
 def test_out_view_is_read_only():
     v = lazybcast.broadcast_to(np.arange(3.0), (2, 3))
     with pytest.raises(ValueError, match="read-only.*materialize"):
