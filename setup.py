@@ -59,7 +59,8 @@ KERNEL_PARTS = [
     "lazybcast/_kernels_pool_hooks.h",
     "lazybcast/_kernels_binary.h",
 ] + [f"lazybcast/_kernels_{unit}.pxi" for unit in
-     ("machine", "calibrate", "plan", "rows", "tiles", "walk", "job", "gather", "binary")]
+     ("machine", "calibrate", "plan", "rows", "tiles", "walk", "job", "gather", "binary",
+      "overlap")]
 
 
 VIEW_PARTS = [f"lazybcast/_view_{part}.pxi" for part in
