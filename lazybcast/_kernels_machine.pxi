@@ -263,11 +263,12 @@ THREAD_BLOCK_MIN_BYTES = 64 << 10
 #: Helper threads spin after their share of a copy for as long as it took, at most this many
 #: microseconds (and at least 50 us), waiting for the next copy; then they sleep until a
 #: copy wakes them (_kernels_pool.h). Copies at a steady pace (a loop with work between
-#: them) make the spin twice the last gap between copies, where that is at most this
-#: maximum: Zen 5 KVM guest, copies 100-300 us apart, medians of 300, 2 MiB 22-32 -> 12-19
-#: us, 4 MiB 41-46 -> 27-33 us, the second CPU then busy through the loop (benchmarks/
-#: RESULTS.md, "Helpers that wait out a loop's gaps"). 0: no pool, they exit at once (each
-#: multi-threaded copy starts its helpers).
+#: them) make the spin twice the last gap between copies (capped at this maximum), where
+#: the gap is at most this maximum: Zen 5 KVM guest, copies 100-300 us apart, medians of
+#: 300, 2 MiB 22-32 -> 12-19 us, 4 MiB 41-46 -> 27-33 us; 600-900 us apart, 4 MiB 49-54 ->
+#: 34-39 us, 6.4 MB 52-61 -> 31-34 us; the second CPU then busy through the loop
+#: (benchmarks/RESULTS.md, "Helpers that wait out a loop's gaps"). 0: no pool, they exit at
+#: once (each multi-threaded copy starts its helpers).
 #: On a machine with one usable CPU a spinning helper would only take the CPU from the
 #: caller: 0 there.
 HELPER_SPIN_US = _env_bytes("LAZYBCAST_HELPER_SPIN_US")

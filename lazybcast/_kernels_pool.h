@@ -5,8 +5,9 @@
  * the CPU every 64 pauses, so a thread of another pool or process that wants this CPU runs
  * instead, while on an idle CPU the yield returns at once) for as long as that share took,
  * between LZB_SPIN_MIN_NS and lzb_pool.spin_max_ns (1 ms unless set), or for twice the
- * gap between the last job's end and this one's start where that is at most the maximum
- * (copies at a steady pace, with work between them), waiting for the next copy; then it
+ * gap between the last job's end and this one's start (capped at the maximum) where that
+ * gap is at most the maximum (copies at a steady pace, with work between them), waiting
+ * for the next copy; then it
  * sleeps on a condition variable (parks) until a copy wants it. A copy that
  * comes back-to-back (a loop, a data loader) finds its helper running and hands it blocks at
  * once; one that comes later wakes a parked helper, which costs the caller one futex wake
@@ -132,12 +133,14 @@ static void lzb_leave_cpu(int cpu) {
 
 /* How long a helper spins after a share of work that took `took` ns (called under the
  * lock): as long as the share took, at least spin_min_ns; or twice the gap before the job
- * (copies that come back at a steady pace, with work between them), where that ends within
- * the maximum, so the next copy finds the helper running instead of waking it. The spin
- * loop caps it at the current maximum. */
+ * (copies that come back at a steady pace, with work between them), where the gap is at
+ * most the maximum, so the next copy finds the helper running instead of waking it. The
+ * spin loop caps it at the current maximum (a gap from half the maximum to the maximum:
+ * a spin of the maximum, which still outlasts it; RESULTS.md, "Helpers that wait out a
+ * loop's gaps"). */
 static long long lzb_spin_after(long long took) {
     long long spin = took < lzb_pool.spin_min_ns ? lzb_pool.spin_min_ns : took;
-    if (lzb_pool.gap_ns > 0 && lzb_pool.gap_ns <= lzb_pool.spin_max_ns / 2
+    if (lzb_pool.gap_ns > 0 && lzb_pool.gap_ns <= lzb_pool.spin_max_ns
             && 2 * lzb_pool.gap_ns > spin)
         spin = 2 * lzb_pool.gap_ns;
     return spin;

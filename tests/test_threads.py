@@ -242,16 +242,17 @@ def test_a_parked_helper_takes_part_in_the_next_copy(pool):
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="Windows joins helpers in each call")
-@pytest.mark.parametrize("max_ms,waits", [(2000, True), (30, False)],
-                         ids=["gap within half the maximum", "gap past half the maximum"])
+@pytest.mark.parametrize("max_ms,waits", [(2000, True), (30, True), (15, False)],
+                         ids=["gap well within the maximum", "gap past half the maximum",
+                              "gap past the maximum"])
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2 if hasattr(os, "sched_getaffinity")
                     else (os.cpu_count() or 1) < 2,
                     reason="one usable CPU: the spinning helper and the caller share it")
 def test_helpers_wait_out_a_steady_gap_between_copies(pool, max_ms, waits):
-    """Copies 20 ms apart: where twice that gap is within the helpers' maximum spin, the
-    helper spins through it and the copies from the second on find it running (not
-    parked); past it, the helper spins its usual 50 us and the copies find it parked. The
-    values are NumPy's either way."""
+    """Copies 20 ms apart: where that gap is within the helpers' maximum spin, the helper
+    spins through it (twice the gap, capped at the maximum) and the copies from the second
+    on find it running (not parked); past it, the helper spins its usual 50 us and the
+    copies find it parked. The values are NumPy's either way."""
     kernels = pool
     kernels._helper_spin(max_ms * 1000)
     src = np.arange(1024.0)
