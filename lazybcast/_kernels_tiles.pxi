@@ -23,12 +23,28 @@ cdef void _tiles(const Plan* p, const char* src, char* dst) noexcept nogil:
     if (p.stream and p.sstride[a] == size and p.dstride[b] == size
             and _tiles_staged(p, tile, src, dst)):
         return
-    i = 0
-    while i < p.shape[a]:
-        ni = min(tile, p.shape[a] - i)
+    # A source axis read downward a few items to a line (the row kernel walks such a run
+    # upward, from its end): tiles tall along it, so that each run is long, and bands taken
+    # from the last to the first, so that the reads go up across bands too. Each tile is as
+    # wide as one line of the destination's rows (wider where the axis is short), up to the
+    # square's width. Zen 5, one thread, 38 such layouts of benchmarks/layout_scan.py (seeds
+    # 1-12): 1.1x geometric mean, up to 3.3x (u1 (102400, 224) of strides (-2, 204800)
+    # 35 -> 10.8 ms), none slower beyond noise; contiguous reversed runs (a step of -1
+    # item) gained on some layouts and lost up to 0.75x on others, so they keep the
+    # square (benchmarks/RESULTS.md, "Tall tiles for runs read upward").
+    cdef intp_t ti = tile, tj = tile, bands, k
+    cdef bint upward = -64 < p.sstride[a] < 0 and p.sstride[a] != -size and p.shape[a] > tile
+    if upward:
+        tj = max(1, 64 // size)
+        ti = min(p.shape[a], sizeof(buf) // (tj * size))
+        tj = max(tj, min(tile, sizeof(buf) // (ti * size)))  # (ti * tj * size <= sizeof(buf))
+    bands = (p.shape[a] + ti - 1) // ti
+    for k in range(bands):
+        i = (bands - 1 - k) * ti if upward else k * ti
+        ni = min(ti, p.shape[a] - i)
         j = 0
         while j < p.shape[b]:
-            nj = min(tile, p.shape[b] - j)
+            nj = min(tj, p.shape[b] - j)
             # buf[jj, ii] <- src[i + ii, j + jj]: runs along axis a, short source stride
             _rows_dispatch(size, nj, p.sstride[b], ni * size, ni, p.sstride[a], size,
                            src + i * p.sstride[a] + j * p.sstride[b], buf, False, True)
@@ -41,8 +57,7 @@ cdef void _tiles(const Plan* p, const char* src, char* dst) noexcept nogil:
                     p.dstride[a], size, NULL, 0):
                 _rows_dispatch(size, ni, size, p.dstride[a], nj, ni * size, p.dstride[b],
                                buf, dst + i * p.dstride[a] + j * p.dstride[b], False, True)
-            j += tile
-        i += tile
+            j += tj
 
 
 #: Planes transposed through a staging block in this process (atomic; a test hook reads it).

@@ -182,6 +182,30 @@ def test_transpose_with_a_strided_pair_in_blocks_of_a_tile_height(dtype):
             _assert_same_bytes(v.materialize(threads=threads), _expected(source, target))
 
 
+@pytest.mark.parametrize("dtype,step", [
+    (np.uint8, -2), (np.uint8, -3), (np.uint16, -2), (np.uint16, -3), (np.float32, -2),
+    (np.float32, -3), (np.float64, -3), (np.complex128, -3), ("V3", -2), ("V3", -3),
+    (np.uint8, -1), (np.float32, -1), (np.float64, -1), ("V3", -1)])
+def test_tiles_tall_along_a_pair_read_upward(dtype, step):
+    """A transpose whose paired axis reads the source downward a few items to a line (a
+    step of -2 or -3 items, under 64 bytes) takes tall tiles (one destination line wide, up
+    to 32 kB) in bands from the last to the first: an axis of three bands, the last one
+    partial (taken first), a width that no tile divides, a broadcast copy and 1 to 3
+    threads; a step of -1 keeps square tiles. NumPy's bytes either way."""
+    dt = np.dtype(dtype)
+    n, cols = 1100, 37
+    base = _data((cols, n * abs(step)), dt)
+    source = base[:, ::step].T  # (n, cols): strides (step * size, row)
+    shape, sstrides, _, _, size, tiled = _kernels._plan_py(
+        source.shape, source.strides, np.empty(source.shape, dt).strides, dt.itemsize,
+        details=True)
+    assert tiled and sstrides[-2] == step * dt.itemsize and shape[-2] == n, (shape, sstrides)
+    for target in (source.shape, (2,) + source.shape):
+        v = lazybcast.broadcast_to(source, target)
+        for threads in (1, 2, 3):
+            _assert_same_bytes(v.materialize(threads=threads), _expected(source, target))
+
+
 def test_plan_merges_contiguous_and_broadcast_axes():
     # (4, 5, 6) C-contiguous float64 source into C output: one run of 120 items
     assert _kernels._plan_py((4, 5, 6), (240, 48, 8), (240, 48, 8), 8)[:3] == (
