@@ -136,7 +136,9 @@ static void lzb_leave_cpu(int cpu) {
  * (copies that come back at a steady pace, with work between them), where the gap is at
  * most the maximum, so the next copy finds the helper running instead of waking it. The
  * spin loop caps it at the current maximum (a gap from half the maximum to the maximum:
- * a spin of the maximum, which still outlasts it; RESULTS.md, "Helpers that wait out a
+ * a spin of the maximum, which outlasts it unless it is within the helper's lead of the
+ * maximum: the spin starts when the helper's share ends, a little before the job's end
+ * from which the gap counts; RESULTS.md, "Helpers that wait out a
  * loop's gaps"). */
 static long long lzb_spin_after(long long took) {
     long long spin = took < lzb_pool.spin_min_ns ? lzb_pool.spin_min_ns : took;

@@ -188,12 +188,14 @@ def test_transpose_with_a_strided_pair_in_blocks_of_a_tile_height(dtype):
     (np.uint8, -1), (np.float32, -1), (np.float64, -1), ("V3", -1)])
 def test_tiles_tall_along_a_pair_read_upward(dtype, step):
     """A transpose whose paired axis reads the source downward a few items to a line (a
-    step of -2 or -3 items, under 64 bytes) takes tall tiles (one destination line wide, up
+    step of -2 or -3 items, under 64 bytes) takes tall tiles (64 bytes of items wide, up
     to 32 kB) in bands from the last to the first: an axis of three bands, the last one
-    partial (taken first), a width that no tile divides, a broadcast copy and 1 to 3
-    threads; a step of -1 keeps square tiles. NumPy's bytes either way."""
+    partial (taken first), widths that no tile divides (several tiles wide for every item
+    size), a broadcast copy and 1 to 3 threads (blocks shorter than a band, where tiles
+    widen); a step of -1 keeps square tiles. NumPy's bytes either way: a guard of the
+    path's offsets (tile shape and band order do not change values)."""
     dt = np.dtype(dtype)
-    n, cols = 1100, 37
+    n, cols = 1100, 137
     base = _data((cols, n * abs(step)), dt)
     source = base[:, ::step].T  # (n, cols): strides (step * size, row)
     shape, sstrides, _, _, size, tiled = _kernels._plan_py(

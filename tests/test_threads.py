@@ -251,8 +251,8 @@ def test_a_parked_helper_takes_part_in_the_next_copy(pool):
 def test_helpers_wait_out_a_steady_gap_between_copies(pool, max_ms, waits):
     """Copies 20 ms apart: where that gap is within the helpers' maximum spin, the helper
     spins through it (twice the gap, capped at the maximum) and the copies from the second
-    on find it running (not parked); past it, the helper spins its usual 50 us and the
-    copies find it parked. The values are NumPy's either way."""
+    on find it running (not parked); past it, the helper spins as long as its share took
+    (at least 50 us) and the copies find it parked. The values are NumPy's either way."""
     kernels = pool
     kernels._helper_spin(max_ms * 1000)
     src = np.arange(1024.0)
