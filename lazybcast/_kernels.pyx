@@ -87,8 +87,9 @@ copies in a loop). They are plain C threads with every signal blocked. On POSIX 
 helper stays after its share of a copy, spinning for the next one for as long as that share
 took (50 us to :data:`HELPER_SPIN_US`), or twice the gap between the last two copies where
 that gap is at most :data:`HELPER_SPIN_US` (the spin capped there), then sleeps until a
-copy wakes it: copies in a loop hand their blocks to a running helper, later ones wake it (~8 us) instead of starting a
-thread (~15-30 us), as OpenMP runtimes do (torch's spin ~10 ms). A call returns or raises
+copy wakes it: copies in a loop hand their blocks to a running helper, later ones wake it
+(~8 us) instead of starting a thread (~15-30 us), as OpenMP runtimes do (torch's spin
+~10 ms). A call returns or raises
 only when no helper is inside its job -- also when Ctrl-C arrives, any number of times: the
 copy is cancelled, each helper finishes at most its current block, and only then does
 ``KeyboardInterrupt`` leave. Before ``fork()`` a ``pthread_atfork`` handler stops and joins

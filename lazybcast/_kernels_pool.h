@@ -7,10 +7,9 @@
  * between LZB_SPIN_MIN_NS and lzb_pool.spin_max_ns (1 ms unless set), or for twice the
  * gap between the last job's end and this one's start (capped at the maximum) where that
  * gap is at most the maximum (copies at a steady pace, with work between them), waiting
- * for the next copy; then it
- * sleeps on a condition variable (parks) until a copy wants it. A copy that
- * comes back-to-back (a loop, a data loader) finds its helper running and hands it blocks at
- * once; one that comes later wakes a parked helper, which costs the caller one futex wake
+ * for the next copy; then it sleeps on a condition variable (parks) until a copy wants it.
+ * A copy that comes back-to-back (a loop, a data loader) finds its helper running and
+ * hands it blocks at once; one that comes later wakes a parked helper, which costs the caller one futex wake
  * (~8 us on a KVM guest, where the wake sends an interrupt to an idle vCPU) instead of
  * starting a thread (~15-30 us, and its first run; benchmarks/RESULTS.md, "Parked helpers").
  * A copy wakes only as many parked helpers as it still needs (tickets, one signal each).
@@ -135,11 +134,10 @@ static void lzb_leave_cpu(int cpu) {
  * lock): as long as the share took, at least spin_min_ns; or twice the gap before the job
  * (copies that come back at a steady pace, with work between them), where the gap is at
  * most the maximum, so the next copy finds the helper running instead of waking it. The
- * spin loop caps it at the current maximum (a gap from half the maximum to the maximum:
- * a spin of the maximum, which outlasts it unless it is within the helper's lead of the
- * maximum: the spin starts when the helper's share ends, a little before the job's end
- * from which the gap counts; RESULTS.md, "Helpers that wait out a
- * loop's gaps"). */
+ * spin loop caps it at the current maximum. A gap past half the maximum thus gets a spin
+ * of the maximum, which outlasts the gap unless the gap is within the helper's lead: the
+ * spin starts when the helper's share ends, a little before the job's end from which the
+ * gap counts (RESULTS.md, "Helpers that wait out a loop's gaps"). */
 static long long lzb_spin_after(long long took) {
     long long spin = took < lzb_pool.spin_min_ns ? lzb_pool.spin_min_ns : took;
     if (lzb_pool.gap_ns > 0 && lzb_pool.gap_ns <= lzb_pool.spin_max_ns

@@ -27,17 +27,19 @@ cdef void _tiles(const Plan* p, const char* src, char* dst) noexcept nogil:
     # upward, from its end): tiles tall along it, so that each run is long, and bands taken
     # from the last to the first, so that the reads go up across bands too. Each tile is
     # 64 // itemsize items wide (a 64-byte line of the destination's rows; at least one
-    # item), wider where the axis is short, up to the square's width. Zen 5, one thread, 38 such layouts of benchmarks/layout_scan.py (seeds
-    # 1-12): 1.1x geometric mean, up to 3.3x (u1 (102400, 224) of strides (-2, 204800)
-    # 34.9 -> 10.6 ms), none slower beyond noise; contiguous reversed runs (a step of -1
-    # item) gained on some layouts and lost up to 0.75x on others, so they keep the
-    # square (benchmarks/RESULTS.md, "Tall tiles for runs read upward").
+    # item), wider where the axis is short, up to the square's width. Zen 5, one thread,
+    # 38 such layouts of benchmarks/layout_scan.py (seeds 1-12): 1.1x geometric mean, up
+    # to 3.3x (u1 (102400, 224) of strides (-2, 204800) 34.9 -> 10.6 ms), none slower
+    # beyond noise; contiguous reversed runs (a step of -1 item) gained on some layouts and
+    # lost up to 0.75x on others, so they keep the square (benchmarks/RESULTS.md, "Tall
+    # tiles for runs read upward").
     cdef intp_t ti = tile, tj = tile, bands, k
-    cdef bint upward = -64 < p.sstride[a] < 0 and p.sstride[a] != -size and p.shape[a] > tile
+    cdef bint upward = (-64 < p.sstride[a] < 0 and p.sstride[a] != -size
+                        and p.shape[a] > tile)
     if upward:
         tj = max(1, 64 // size)
         ti = min(p.shape[a], sizeof(buf) // (tj * size))
-        tj = max(tj, min(tile, sizeof(buf) // (ti * size)))  # (ti * tj * size <= sizeof(buf))
+        tj = max(tj, min(tile, sizeof(buf) // (ti * size)))  # (ti * tj * size <= 32 kB)
     bands = (p.shape[a] + ti - 1) // ti
     for k in range(bands):
         i = (bands - 1 - k) * ti if upward else k * ti

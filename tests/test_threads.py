@@ -267,8 +267,9 @@ def test_helpers_wait_out_a_steady_gap_between_copies(pool, max_ms, waits):
     assert kernels._helpers_alive() == 1
     # (the first copy's gap is unknown (earlier tests' copies set it): that helper may or
     # may not park. One sleep that overruns twice the one before, or a helper without a
-    # CPU for 20 ms, may miss once. 39 ms: past twice the 20 ms gap's half, with 19 ms
-    # for a sleep that overruns on a loaded machine.)
+    # CPU for 20 ms, may miss once. 39 ms: under twice the 20 ms gap, so the spin is
+    # capped at the maximum, and 19 ms past the gap for a sleep that overruns on a loaded
+    # machine.)
     if waits:
         assert parked[1:].count(0) >= 4, parked
     else:
