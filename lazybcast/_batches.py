@@ -8,7 +8,7 @@ import weakref
 
 import numpy as np
 
-from lazybcast import _kernels
+from lazybcast import _gather, _kernels
 from lazybcast._blocks import blocks
 
 __all__ = ["MAX_PREFETCH", "RowDataset", "collate", "iter_batches"]
@@ -343,7 +343,8 @@ class RowDataset:
         dtype = view.dtype
         if dtype.hasobject and dtype.type is not np.object_:
             return view[idx]  # structured with objects: NumPy's gather (see _indexing)
-        out = np.empty((idx.shape[0],) + view.shape[1:], dtype=dtype)
+        out = _gather.result_array((idx.shape[0],) + view.shape[1:], dtype, [idx],
+                                   [view.shape[0]], [0])
         return _kernels.gather(view.source, view.shape, (0,), [idx], out, 0, 1)
 
     def __setstate__(self, state):

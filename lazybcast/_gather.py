@@ -21,7 +21,7 @@ import numpy as np
 
 from lazybcast import _kernels
 
-__all__ = ["broadcast_shape", "gather"]
+__all__ = ["broadcast_shape", "check_bounds", "gather", "result_array"]
 
 #: Results smaller than this many bytes are gathered whole: the compact path's fixed cost (a
 #: bounds check, a second small array, a broadcast fill) is a few microseconds, about what the
@@ -50,6 +50,30 @@ def broadcast_shape(shapes):
                         "shapes " + " ".join(str(tuple(s)) for s in shapes)
                     )
     return tuple(out)
+
+
+def result_array(shape, dtype, arrays, limits, report_axes):
+    """``np.empty(shape, dtype)`` for a gather's result. When it cannot be allocated, the index
+    ``arrays`` are bounds-checked first (:func:`check_bounds`), so a bad index raises
+    ``IndexError`` however large the result would be; NumPy raises ``MemoryError`` there
+    (``np.broadcast_to(x, (0, 3, 2**31))[[0]]`` asks for 96 GiB of complex128 rows). Only a
+    gather whose indices are all in bounds raises ``MemoryError``. The check runs only when the
+    allocation fails, so it costs nothing otherwise."""
+    try:
+        return np.empty(shape, dtype=dtype)
+    except MemoryError:
+        check_bounds(arrays, limits, report_axes)
+        raise
+
+
+def check_bounds(arrays, limits, report_axes):
+    """NumPy's ``IndexError`` for the first value of the index ``arrays`` (in key order; an int
+    is already in bounds) outside ``[-limits[j], limits[j])``, naming axis
+    ``report_axes[j]``."""
+    checked = [j for j, arr in enumerate(arrays) if type(arr) is not int]
+    _kernels.check_indices([_kernels.flat_intp(np.asarray(arrays[j])) for j in checked],
+                           tuple(limits[j] for j in checked),
+                           tuple(report_axes[j] for j in checked))
 
 
 def gather(vsource, vshape, arrays, positions, report_axes, bshape, result, k_pos):
@@ -107,10 +131,7 @@ def _compact(vsource, vshape, arrays, positions, report_axes, bshape, size):
         nb *= n
     if 2 * nb * n_rest > size:
         return None
-    checked = [k for k, arr in enumerate(arrays) if type(arr) is not int]
-    _kernels.check_indices([_kernels.flat_intp(arrays[k]) for k in checked],
-                           tuple(vshape[positions[k]] for k in checked),
-                           tuple(report_axes[k] for k in checked))
+    check_bounds(arrays, [vshape[p] for p in positions], report_axes)
     if dropped:
         zeros = np.zeros(cbshape, dtype=np.intp)
         arrays = [zeros if k in dropped else arr for k, arr in enumerate(arrays)]

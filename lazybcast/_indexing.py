@@ -187,7 +187,8 @@ def _one_array(source, shape, entries, fill):
     if not whole:  # the slices first: a lazy view, the array's axis kept whole
         source, shape = _basic(source, shape, [(_SLICE, _FULL) if kind == _ARRAY else
                                                (kind, value) for kind, value in entries], fill)
-    out = np.empty(tuple(shape[:pos]) + arr.shape + tuple(shape[pos + 1:]), dtype=dtype)
+    out = _gather.result_array(tuple(shape[:pos]) + arr.shape + tuple(shape[pos + 1:]), dtype,
+                               [arr], [shape[pos]], [pos])
     return _gather.gather(source, shape, [arr], [pos], (pos,), arr.shape, out, pos)
 
 
@@ -346,7 +347,8 @@ def _advanced(source, shape, entries, fill):
     if not any(kind == _ELLIPSIS for kind, _ in basic_entries):
         basic_entries.append((_ELLIPSIS, None))  # keeps a 0-d intermediate an array
     vsource, vshape = _basic(source, shape, basic_entries, fill)
-    result = np.empty(full_shape, dtype=vsource.dtype)
+    result = _gather.result_array(full_shape, vsource.dtype, arrays,
+                                  [vshape[p] for p in positions], report_axes)
     if not arrays:  # scalar booleans only: the basic view, with their axis inserted
         if nb:
             np.copyto(result.reshape(vshape), np.broadcast_to(vsource, vshape))

@@ -44,7 +44,11 @@ cdef object _one_array_key(BroadcastView self, object key):
             return _GENERAL  # (NumPy's error, or its empty mask that fits any axis)
         arr = cnp.PyArray_Nonzero(arr)[0]
     shape = (<BroadcastView>sub).shape
-    out = np.empty(shape[:pos] + (<object>arr).shape + shape[pos + 1:], dtype=src.dtype)
+    try:  # (lazybcast._gather.result_array, without a call on this path)
+        out = np.empty(shape[:pos] + (<object>arr).shape + shape[pos + 1:], dtype=src.dtype)
+    except MemoryError:
+        _check_bounds([arr], [shape[pos]], [pos])  # a bad index is an IndexError
+        raise
     _kernel_gather(_source_of(<BroadcastView>sub), shape, (pos,), [_flat_intp(arr)], out, pos,
                    cnp.PyArray_NDIM(arr), (pos,))
     return out

@@ -100,6 +100,19 @@ def test_out_of_range_is_index_error(i):
         ds.__getitems__([0, i])
 
 
+@pytest.mark.parametrize("indices", [[0], np.array([-1], dtype=np.int8), [Index(3)]], ids=repr)
+def test_a_bad_index_is_an_index_error_however_large_the_batch(indices):
+    """Rows of 768 TiB (beyond the address space a process maps, so no batch of one fits): an
+    index out of range still raises NumPy's IndexError for it, not MemoryError."""
+    ds = RowDataset(lazybcast.broadcast_to(np.zeros((1, 1, 1), np.complex128), (0, 3, 2**44)))
+    flat = [int(i) for i in indices]
+    with pytest.raises(IndexError) as numpy_error:
+        np.zeros((0, 3))[flat]
+    with pytest.raises(IndexError) as ours:
+        ds.__getitems__(indices)
+    assert str(ours.value) == str(numpy_error.value)
+
+
 def test_huge_unsigned_indices_are_index_errors():
     with pytest.raises(IndexError):
         _dataset()[np.uint64(2**63 + 5)]

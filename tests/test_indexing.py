@@ -288,6 +288,41 @@ def test_out_of_bounds_arrays_are_reported_in_key_order_as_numpy_does():
     assert str(ours.value) == str(numpy_error.value)
 
 
+# Results of 256 TiB and more: beyond the 47-bit address space a process maps by default, so
+# NumPy's allocation fails (MemoryError) before it looks at the indices, whatever the machine.
+_HUGE = 2**44
+
+
+@pytest.mark.parametrize("shape, key", [
+    ((0, 3, _HUGE), [0]),                            # the fast path: one array
+    ((0, 3, _HUGE), np.array([-1], dtype=np.int8)),  # ... of another dtype
+    ((3, 0, _HUGE), (slice(None), [0])),             # ... on a later axis
+    ((3, 0, _HUGE), (slice(1, None), [0])),          # ... after a slice (an intermediate view)
+    ((3, 0, _HUGE), (Ellipsis, [0], slice(None))),
+    ((3, 0, _HUGE), ([0], [0])),                     # the general path: two arrays
+    ((3, 2, _HUGE), ([0] * 8, [2])),                 # ... the second one bad
+    ((3, 2, _HUGE), (np.array([0] * 8), None, [5])),
+])
+def test_a_bad_index_is_an_index_error_however_large_the_result(shape, key):
+    """A key with an index out of bounds raises IndexError even where the result could not be
+    allocated (NumPy allocates it first and raises MemoryError): the error is the one NumPy
+    gives for the same key on an array whose indexed axes have the same sizes."""
+    small = np.zeros(shape[:2] + (1,))
+    with pytest.raises(IndexError) as numpy_error:
+        small[key]
+    view = lazybcast.broadcast_to(np.zeros((1, 1, 1), dtype=np.complex128), shape)
+    with pytest.raises(IndexError) as ours:
+        view[key]
+    assert str(ours.value) == str(numpy_error.value)
+
+
+def test_a_result_too_large_with_indices_in_bounds_is_a_memory_error():
+    view = lazybcast.broadcast_to(np.zeros((1, 1, 1), dtype=np.complex128), (3, 2, _HUGE))
+    for key in ([0, 1, 2] * 3, np.array([2, 0, 1]), ([0] * 8, [1])):
+        with pytest.raises(MemoryError):
+            view[key]
+
+
 @st.composite
 def one_array_keys(draw, shape):
     """``view[idx]``, ``view[:, idx]``, ``view[a:b, ..., mask]``: one index array (any integer
