@@ -123,14 +123,15 @@ def describe(torch=None):
 
     The machine as a dict: ``vendor``, ``family``, ``model``, ``model_name``, ``caches``
     (level -> bytes, cpu0's view), ``cores``, ``simd`` (the kernels' vector paths in use),
-    ``date`` (UTC), ``python``, ``numpy``, ``torch`` (the version of the ``torch`` module
-    passed, None without one: this function imports nothing optional), ``lazybcast``,
-    ``commit``, ``platform``. Unknown fields are None.
+    ``l3_counted`` (the shared cache the kernels' thresholds count on: the L3 reported, at
+    most 32 L2s per CPU sharing it), ``date`` (UTC), ``python``, ``numpy``, ``torch`` (the
+    version of the ``torch`` module passed, None without one: this function imports nothing
+    optional), ``lazybcast``, ``commit``, ``platform``. Unknown fields are None.
     """
     import numpy as np
 
     from lazybcast import __version__
-    from lazybcast._kernels import simd_features
+    from lazybcast._kernels import L3_BYTES, simd_features
 
     system = platform.system()
     if system == "Linux":
@@ -147,6 +148,7 @@ def describe(torch=None):
         "model": cpu.get("model"),
         "model_name": cpu.get("model_name"),
         "caches": caches,
+        "l3_counted": L3_BYTES,
         "cores": os.cpu_count(),
         "simd": list(simd_features()),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
@@ -179,6 +181,9 @@ def cpu_line(m):
     caches = m.get("caches") or {}
     shown = [f"{level} {_fmt_cache(caches[level])}" for level in ("L1d", "L2", "L3")
              if level in caches]
+    counted = m.get("l3_counted")
+    if "L3" in caches and counted and counted != caches["L3"]:
+        shown[-1] += f" ({_fmt_cache(counted)} counted)"  # (a VM's share of its host's)
     text += ", " + (", ".join(shown) if shown else "cache sizes unknown")
     return text + f", {m.get('cores')} cores"
 

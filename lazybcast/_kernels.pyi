@@ -26,6 +26,8 @@ STREAM_ITEM_BEYOND: int  # 3x the shared cache (runs of one item, where rep stos
 ITEM_RUN_MIN_BYTES: int  # 64 kB (the shortest run of one item that follows STREAM_ITEM_BEYOND)
 SHARED_CACHE_BYTES: int  # the largest cache CPU 0 reports (0 if unknown)
 SHARED_CACHE_CPUS: int  # CPUs sharing it
+L3_PER_L2_MAX: int  # at most this many L2s per CPU sharing it count as shared cache
+L3_BYTES: int  # the shared cache the thresholds count on (capped; 32 MiB if unknown)
 AUTO_THREADS_BYTES: int  # outputs at least this large use two threads by default
 LOOP_THREADS_BYTES: int  # ... and from this size, copies in a loop
 WAKE_THREADS_BYTES: int  # ... and from this size, copies that find a helper parked

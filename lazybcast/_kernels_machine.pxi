@@ -122,9 +122,34 @@ def _usable_cpus():
 
 
 SHARED_CACHE_BYTES, SHARED_CACHE_CPUS = _shared_cache()
-_L3 = SHARED_CACHE_BYTES or 32 << 20
 L1D_BYTES = _cache_bytes(1)
 L2_BYTES = _cache_bytes(2)
+#: At most this many times the L2 of each CPU sharing the shared cache is counted as the
+#: shared cache the thresholds below derive from (L3_BYTES). A virtual machine reports its
+#: host's whole L3 as shared by its own few CPUs, while the host's other cores fill it too:
+#: the Xeon VM (GenuineIntel family 6 model 167, L2 2 MiB) reports 480 MiB shared by its 2
+#: CPUs, yet one thread's `memset` of a non-zero byte runs at 27 GB/s up to 48 MiB and at
+#: 10 GB/s from 96 MiB. Its thresholds derived from 480 MiB (copies stream from 180 MiB)
+#: left a 64 MiB float32 transpose at 17-37 ms, against 5.7-6.8 ms streamed. Real CPUs hold
+#: at most 24 times their L2 per core in L3 (the stacked-cache parts: 12 MiB per core over
+#: a 512 KiB L2 on Zen 3), and 4-16 times on the project's EPYC hosts (Zen 3, 4 and 5: 4 MiB
+#: per core over 512 KiB-1 MiB), whose reported 32 MiB stays below the cap
+#: (benchmarks/RESULTS.md, "A shared cache larger than a VM's share").
+L3_PER_L2_MAX = 32
+
+
+def _counted_l3(shared, cpus, l2):
+    """The shared cache (bytes) the thresholds count on, of a machine reporting ``shared``
+    bytes shared by ``cpus`` CPUs, each with ``l2`` bytes of L2 (0: unknown): at most
+    L3_PER_L2_MAX L2s per CPU sharing it; 32 MiB where nothing is reported."""
+    if shared and l2:
+        shared = min(shared, L3_PER_L2_MAX * l2 * max(1, cpus))
+    return shared or 32 << 20
+
+
+#: The shared cache the thresholds count on (_counted_l3 of what the machine reports).
+L3_BYTES = _counted_l3(SHARED_CACHE_BYTES, SHARED_CACHE_CPUS, L2_BYTES)
+_L3 = L3_BYTES
 #: The L2's ways of associativity (sysfs; 8 where unknown): with L2_BYTES, the sets that
 #: lines a fixed stride apart fall into, which decides whether a strided walk stays in L2
 #: (_lines_stay_in_l2, for the choice between tiles and rows in a transpose).

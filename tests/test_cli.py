@@ -463,3 +463,16 @@ def test_machine_without_proc_or_sysfs(monkeypatch):
     assert m["caches"] == {}
     line = _bench_machine.machine_line(m)
     assert "(AuthenticAMD family 25 model 1), cache sizes unknown" in line
+
+
+def test_machine_line_says_how_much_of_a_large_l3_is_counted():
+    """A VM's L3 larger than the kernels count on (at most 32 L2s per CPU sharing it) is shown
+    with the count beside it; an L3 counted whole is shown alone."""
+    m = {"model_name": "Intel(R) Xeon(R) Processor", "vendor": "GenuineIntel", "family": "6",
+         "model": "167", "caches": {"L1d": 48 << 10, "L2": 2 << 20, "L3": 480 << 20},
+         "l3_counted": 128 << 20, "cores": 2}
+    assert _bench_machine.cpu_line(m) == (
+        "Intel(R) Xeon(R) Processor (GenuineIntel family 6 model 167), L1d 48 KiB, L2 2 MiB, "
+        "L3 480 MiB (128 MiB counted), 2 cores")
+    m.update(caches={"L1d": 48 << 10, "L2": 1 << 20, "L3": 32 << 20}, l3_counted=32 << 20)
+    assert _bench_machine.cpu_line(m).endswith("L2 1 MiB, L3 32 MiB, 2 cores")

@@ -1000,6 +1000,28 @@ def test_fill_threshold_is_a_calibrated_candidate():
     assert _kernels.STREAM_FILL_BEYOND == 2 * _kernels.STREAM_FILL_HIGH // 4
 
 
+@pytest.mark.parametrize("shared, cpus, l2, counted", [
+    (480 << 20, 2, 2 << 20, 128 << 20),  # a VM on a 128-core Xeon socket: its 2 CPUs' share
+    (32 << 20, 2, 1 << 20, 32 << 20),    # Zen 4 / Zen 5 VMs (L2 1 MiB): as reported
+    (32 << 20, 2, 512 << 10, 32 << 20),  # Zen 3 (L2 512 KiB): as reported (the cap itself)
+    (96 << 20, 16, 512 << 10, 96 << 20),  # a stacked-cache Zen 3 (24 L2s per core)
+    (480 << 20, 0, 2 << 20, 64 << 20),   # no count of CPUs sharing it: one
+    (480 << 20, 2, 0, 480 << 20),        # no L2 reported: nothing to cap by
+    (0, 1, 1 << 20, 32 << 20),           # nothing reported: 32 MiB
+])
+def test_the_shared_cache_counted_is_at_most_32_l2s_per_cpu_sharing_it(shared, cpus, l2,
+                                                                         counted):
+    assert _kernels._counted_l3(shared, cpus, l2) == counted
+
+
+def test_thresholds_derive_from_the_shared_cache_counted():
+    l3 = _kernels.L3_BYTES
+    assert l3 == _kernels._counted_l3(_kernels.SHARED_CACHE_BYTES, _kernels.SHARED_CACHE_CPUS,
+                                      _kernels.L2_BYTES)
+    assert _kernels.STREAM_BYTES_MID == max(_kernels.STREAM_BYTES_LOW, 3 * l3 // 4)
+    assert _kernels.STREAM_FILL_BEYOND == 2 * l3 and _kernels.STREAM_FILL_HIGH == 4 * l3
+
+
 def _fresh_process(code):
     """``code``'s printed words in a new interpreter, whose first large copy calibrates."""
     env = dict(os.environ)
@@ -1013,7 +1035,8 @@ def test_first_large_copy_reports_its_own_threads():
     out = _fresh_process(
         "import numpy as np, lazybcast\n"
         "from lazybcast import _kernels\n"
-        "v = lazybcast.broadcast_to(np.ones((1, 64), np.float32), (65536, 64))\n"
+        "rows = _kernels.STREAM_BYTES_LOW // 256 + 1  # (the calibration's trigger)\n"
+        "v = lazybcast.broadcast_to(np.ones((1, 64), np.float32), (rows, 64))\n"
         "v.materialize(threads=3)\n"
         "print(_kernels._stream_calibrations(), _kernels._last_threads())\n")
     assert out == ["1", "3"]
@@ -1033,7 +1056,7 @@ def test_interrupted_calibration_measures_again():
         "        raise KeyboardInterrupt\n"
         "signal.signal(signal.SIGALRM, handler)\n"
         "src = np.arange(1024, dtype=np.float32)[None]\n"
-        "v = lazybcast.broadcast_to(src, (8192, 1024))\n"
+        "v = lazybcast.broadcast_to(src, (_kernels.STREAM_BYTES_LOW // 4096 + 1, 1024))\n"
         "inside.append(True)\n"
         "signal.setitimer(signal.ITIMER_REAL, 0.001)  # (in the copies' part: no checks)\n"
         "try:\n"
