@@ -123,8 +123,8 @@ def describe(torch=None):
 
     The machine as a dict: ``vendor``, ``family``, ``model``, ``model_name``, ``caches``
     (level -> bytes, cpu0's view), ``cores``, ``simd`` (the kernels' vector paths in use),
-    ``l3_counted`` (the shared cache the kernels' thresholds count on: the L3 reported, at
-    most 32 L2s per CPU sharing it), ``date`` (UTC), ``python``, ``numpy``, ``torch`` (the
+    ``l3_counted`` (the shared cache the kernels' thresholds count on: the L3 reported; in
+    a virtual machine at most 32 L2s per CPU sharing it), ``date`` (UTC), ``python``, ``numpy``, ``torch`` (the
     version of the ``torch`` module passed, None without one: this function imports nothing
     optional), ``lazybcast``, ``commit``, ``platform``. Unknown fields are None.
     """
@@ -182,7 +182,7 @@ def cpu_line(m):
     shown = [f"{level} {_fmt_cache(caches[level])}" for level in ("L1d", "L2", "L3")
              if level in caches]
     counted = m.get("l3_counted")
-    if "L3" in caches and counted and counted != caches["L3"]:
+    if "L3" in caches and counted and counted < caches["L3"]:
         shown[-1] += f" ({_fmt_cache(counted)} counted)"  # (a VM's share of its host's)
     text += ", " + (", ".join(shown) if shown else "cache sizes unknown")
     return text + f", {m.get('cores')} cores"

@@ -17,8 +17,8 @@ CHUNK_BYTES: int  # bytes of work between two Ctrl-C checks, and per thread task
 STREAM_BYTES: int  # outputs at least this large are copied with non-temporal stores
 STREAM_FILL_BYTES: int  # ... and filled (one item, replicated blocks) with them
 COPY_DOWN_MAX_BYTES: int
-STREAM_BYTES_LOW: int  # glibc's rule: 3/4 of the shared cache's share per CPU
-STREAM_BYTES_MID: int  # 3/4 of the shared cache
+STREAM_BYTES_LOW: int  # glibc's rule on L3_BYTES: 3/4 of its share per CPU sharing it
+STREAM_BYTES_MID: int  # 3/4 of the shared cache counted (L3_BYTES), as below
 STREAM_BYTES_HIGH: int  # 1.5x the shared cache (where the cache keeps such outputs)
 STREAM_FILL_HIGH: int  # 4x the shared cache (fills, where ordinary stores fill the cache faster)
 STREAM_FILL_BEYOND: int  # 2x the shared cache (fills, where streaming wins beyond the cache)
@@ -26,8 +26,9 @@ STREAM_ITEM_BEYOND: int  # 3x the shared cache (runs of one item, where rep stos
 ITEM_RUN_MIN_BYTES: int  # 64 kB (the shortest run of one item that follows STREAM_ITEM_BEYOND)
 SHARED_CACHE_BYTES: int  # the largest cache CPU 0 reports (0 if unknown)
 SHARED_CACHE_CPUS: int  # CPUs sharing it
-L3_PER_L2_MAX: int  # at most this many L2s per CPU sharing it count as shared cache
-L3_BYTES: int  # the shared cache the thresholds count on (capped; 32 MiB if unknown)
+L3_PER_L2_MAX: int  # in a VM, at most this many L2s per CPU sharing it count as shared cache
+VIRTUAL_MACHINE: bool  # True under a hypervisor (the CPU's hypervisor flag)
+L3_BYTES: int  # the shared cache the thresholds count on (capped in a VM; 32 MiB if unknown)
 AUTO_THREADS_BYTES: int  # outputs at least this large use two threads by default
 LOOP_THREADS_BYTES: int  # ... and from this size, copies in a loop
 WAKE_THREADS_BYTES: int  # ... and from this size, copies that find a helper parked

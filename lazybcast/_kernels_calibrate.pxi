@@ -38,7 +38,7 @@ cdef int _calibrate_stream() except -1:
     from the higher of MID and this threshold."""
     global _stream_bytes, _stream_fill_bytes, _stream_calibrated, _calibrations, STREAM_BYTES
     global STREAM_FILL_BYTES
-    cdef intp_t n = _L3 // 2
+    cdef intp_t n = L3_BYTES // 2
     cdef char* buf
     cdef double ordinary = 1e9, streamed = 1e9
     cdef int r
@@ -87,7 +87,7 @@ cdef int _calibrate_fill() except -1:
     (benchmarks/RESULTS.md, "Fills that stay in the cache"). STREAM_FILL_HIGH may come down
     to STREAM_FILL_BEYOND later (_calibrate_fill_beyond)."""
     global _stream_fill_bytes
-    cdef intp_t n = (_L3 // 256) * 256
+    cdef intp_t n = (L3_BYTES // 256) * 256
     cdef double ordinary, streamed
     if not _fill_times(n, threads_for(n, None), &ordinary, &streamed):
         return 0

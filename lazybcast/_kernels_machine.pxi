@@ -124,32 +124,48 @@ def _usable_cpus():
 SHARED_CACHE_BYTES, SHARED_CACHE_CPUS = _shared_cache()
 L1D_BYTES = _cache_bytes(1)
 L2_BYTES = _cache_bytes(2)
-#: At most this many times the L2 of each CPU sharing the shared cache is counted as the
-#: shared cache the thresholds below derive from (L3_BYTES). A virtual machine reports its
-#: host's whole L3 as shared by its own few CPUs, while the host's other cores fill it too:
-#: the Xeon VM (GenuineIntel family 6 model 167, L2 2 MiB) reports 480 MiB shared by its 2
-#: CPUs, yet one thread's `memset` of a non-zero byte runs at 27 GB/s up to 48 MiB and at
-#: 10 GB/s from 96 MiB. Its thresholds derived from 480 MiB (copies stream from 180 MiB)
-#: left a 64 MiB float32 transpose at 17-37 ms, against 5.7-6.8 ms streamed. Real CPUs hold
-#: at most 24 times their L2 per core in L3 (the stacked-cache parts: 12 MiB per core over
-#: a 512 KiB L2 on Zen 3), and 4-16 times on the project's EPYC hosts (Zen 3, 4 and 5: 4 MiB
-#: per core over 512 KiB-1 MiB), whose reported 32 MiB stays below the cap
+#: In a virtual machine, at most this many times the L2 of each CPU sharing the shared cache
+#: is counted as the shared cache the thresholds below derive from (L3_BYTES). A VM reports
+#: its host's whole L3 as shared by its own few CPUs, while the host's other cores fill it
+#: too: the Xeon VM (GenuineIntel family 6 model 167, L2 2 MiB) reports 480 MiB shared by
+#: its 2 CPUs (240 MiB, 120 L2s, per CPU), yet one thread's `memset` of a non-zero byte runs
+#: at 27 GB/s up to 48 MiB and at 10 GB/s from 96 MiB. Its thresholds derived from 480 MiB
+#: (copies stream from 180 MiB) left a 64 MiB float32 transpose at 17-37 ms, against
+#: 5.7-6.8 ms streamed. The project's EPYC VMs report 32 MiB for 2 CPUs: 16 MiB per CPU, 16
+#: (Zen 4 and 5, L2 1 MiB) or 32 (Zen 3, L2 512 KiB) L2s, at or below the cap; a
+#: stacked-cache Zen 3 has 24 L2s of L3 per core. On bare metal the CPUs counted as sharing
+#: the cache are all that share it, so what is reported is counted whole: a
+#: frequency-optimised EPYC 72F3 gives each core a 32 MiB L3 (64 L2s) of its own
 #: (benchmarks/RESULTS.md, "A shared cache larger than a VM's share").
 L3_PER_L2_MAX = 32
 
 
-def _counted_l3(shared, cpus, l2):
+def _virtual_machine():
+    """True when the CPU says it runs under a hypervisor (the ``hypervisor`` flag of Linux's
+    /proc/cpuinfo, CPUID leaf 1's bit 31); False on bare metal or when it cannot tell."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return "hypervisor" in line.split()
+    except (OSError, UnicodeDecodeError):
+        pass
+    return False
+
+
+def _counted_l3(shared, cpus, l2, virtual):
     """The shared cache (bytes) the thresholds count on, of a machine reporting ``shared``
-    bytes shared by ``cpus`` CPUs, each with ``l2`` bytes of L2 (0: unknown): at most
-    L3_PER_L2_MAX L2s per CPU sharing it; 32 MiB where nothing is reported."""
-    if shared and l2:
+    bytes shared by ``cpus`` CPUs, each with ``l2`` bytes of L2 (0: unknown): in a
+    ``virtual`` machine at most L3_PER_L2_MAX L2s per CPU sharing it, elsewhere what is
+    reported; 32 MiB where nothing is reported."""
+    if shared and l2 and virtual:
         shared = min(shared, L3_PER_L2_MAX * l2 * max(1, cpus))
     return shared or 32 << 20
 
 
+VIRTUAL_MACHINE = _virtual_machine()
 #: The shared cache the thresholds count on (_counted_l3 of what the machine reports).
-L3_BYTES = _counted_l3(SHARED_CACHE_BYTES, SHARED_CACHE_CPUS, L2_BYTES)
-_L3 = L3_BYTES
+L3_BYTES = _counted_l3(SHARED_CACHE_BYTES, SHARED_CACHE_CPUS, L2_BYTES, VIRTUAL_MACHINE)
 #: The L2's ways of associativity (sysfs; 8 where unknown): with L2_BYTES, the sets that
 #: lines a fixed stride apart fall into, which decides whether a strided walk stays in L2
 #: (_lines_stay_in_l2, for the choice between tiles and rows in a transpose).
@@ -178,15 +194,15 @@ TRANSPOSE_STAGE_BYTES = min(512 << 10, max(32 << 10, (L2_BYTES or 256 << 10) // 
 #: source's order").
 ROW_ORDER_SOURCE_BYTES = L2_BYTES or (512 << 10)
 
-#: Candidate streaming thresholds (bytes). LOW is glibc's non-temporal threshold: 3/4 of the
-#: shared cache's share per CPU sharing it (12 MiB for 32 MiB shared by 2). MID is 3/4 of the
-#: whole shared cache (one writer keeps it all). HIGH is 1.5x the shared cache, for machines
+#: Candidate streaming thresholds (bytes), from the shared cache counted (L3_BYTES). LOW is
+#: glibc's rule for its non-temporal threshold: 3/4 of the shared cache's share per CPU
+#: sharing it (12 MiB for 32 MiB shared by 2). MID is 3/4 of the whole shared cache (one writer keeps it all). HIGH is 1.5x the shared cache, for machines
 #: whose cache keeps an output of the cache's size (measured: Zen 5, ordinary stores 70 GB/s
 #: against 43 for 32 MB). Which ones apply is measured once (_calibrate_stream), the first
 #: time an output reaches LOW.
-STREAM_BYTES_LOW = max(4 << 20, 3 * (_L3 // max(1, SHARED_CACHE_CPUS)) // 4)
-STREAM_BYTES_MID = max(STREAM_BYTES_LOW, 3 * _L3 // 4)
-STREAM_BYTES_HIGH = max(STREAM_BYTES_MID, 3 * _L3 // 2)
+STREAM_BYTES_LOW = max(4 << 20, 3 * (L3_BYTES // max(1, SHARED_CACHE_CPUS)) // 4)
+STREAM_BYTES_MID = max(STREAM_BYTES_LOW, 3 * L3_BYTES // 4)
+STREAM_BYTES_HIGH = max(STREAM_BYTES_MID, 3 * L3_BYTES // 2)
 #: Fills stream from here on a machine where ordinary stores fill an output of the shared
 #: cache's size faster than non-temporal ones (_calibrate_fill): four times the shared cache.
 #: Zen 4 (family 25 model 17, 32 MiB L3), the same output filled again, medians of 5-6
@@ -194,7 +210,7 @@ STREAM_BYTES_HIGH = max(STREAM_BYTES_MID, 3 * _L3 // 2)
 #: 24-32 MiB 0.89-1.04 and 0.36-0.59, 40-48 MiB 0.98-1.12 and 0.67-0.82, 64 MiB 0.98-1.03
 #: and 0.80-0.95, 96-98 MiB 0.87-1.09 and 0.86-0.93, 128 MiB 1.06-1.12 and 0.97-1.02
 #: (benchmarks/RESULTS.md, "Fills that stay in the cache").
-STREAM_FILL_HIGH = 4 * _L3
+STREAM_FILL_HIGH = 4 * L3_BYTES
 #: Fills stream from here instead, on a machine that chose STREAM_FILL_HIGH, if with one
 #: thread non-temporal stores fill an output of this size 1.15x faster than ordinary ones
 #: (_calibrate_fill_beyond, the first time an output reaches it): twice the shared cache.
@@ -204,7 +220,7 @@ STREAM_FILL_HIGH = 4 * _L3
 #: ordinary stores against 0.99-1.02 streamed; Zen 4 (family 25 model 17) 0.98-1.03 (two
 #: threads 0.80-0.95: ordinary stores win there up to 96 MiB) (benchmarks/RESULTS.md,
 #: "Fills beyond the cache").
-STREAM_FILL_BEYOND = 2 * _L3
+STREAM_FILL_BEYOND = 2 * L3_BYTES
 #: Runs of one item (memset, and `rep stos` of 2-, 4- and 8-byte items: ERMS) of
 #: ITEM_RUN_MIN_BYTES or more stream only from here, on a machine that chose
 #: STREAM_FILL_BEYOND, if at that size `rep stos` with the default threads fills rows of
@@ -216,7 +232,7 @@ STREAM_FILL_BEYOND = 2 * _L3
 #: 64 MiB 1.24 / 1.50, 96 MiB 2.35 / 2.28, 128 MiB 3.35 / 3.01, 256 MiB 7.27 / 6.02 (one
 #: thread alike; `memset` of 64 MiB 1.36) (benchmarks/RESULTS.md, "Runs of one item beyond
 #: the cache").
-STREAM_ITEM_BEYOND = 3 * _L3
+STREAM_ITEM_BEYOND = 3 * L3_BYTES
 #: The shortest run of one item that follows STREAM_ITEM_BEYOND (shorter ones follow the
 #: fills' threshold): each run is one `rep stos`, whose start costs more than a vector
 #: store loop's; a review measured column fills (N,1) -> (N,k) of 80 MiB, one thread, on the

@@ -1000,24 +1000,38 @@ def test_fill_threshold_is_a_calibrated_candidate():
     assert _kernels.STREAM_FILL_BEYOND == 2 * _kernels.STREAM_FILL_HIGH // 4
 
 
-@pytest.mark.parametrize("shared, cpus, l2, counted", [
-    (480 << 20, 2, 2 << 20, 128 << 20),  # a VM on a 128-core Xeon socket: its 2 CPUs' share
-    (32 << 20, 2, 1 << 20, 32 << 20),    # Zen 4 / Zen 5 VMs (L2 1 MiB): as reported
-    (32 << 20, 2, 512 << 10, 32 << 20),  # Zen 3 (L2 512 KiB): as reported (the cap itself)
-    (96 << 20, 16, 512 << 10, 96 << 20),  # a stacked-cache Zen 3 (24 L2s per core)
-    (480 << 20, 0, 2 << 20, 64 << 20),   # no count of CPUs sharing it: one
-    (480 << 20, 2, 0, 480 << 20),        # no L2 reported: nothing to cap by
-    (0, 1, 1 << 20, 32 << 20),           # nothing reported: 32 MiB
+@pytest.mark.parametrize("shared, cpus, l2, virtual, counted", [
+    (480 << 20, 2, 2 << 20, True, 128 << 20),  # a VM on a 128-core Xeon socket: its 2 CPUs' share
+    (32 << 20, 2, 1 << 20, True, 32 << 20),    # Zen 4 / Zen 5 VMs (L2 1 MiB): as reported
+    (32 << 20, 2, 512 << 10, True, 32 << 20),  # Zen 3 VMs (L2 512 KiB): as reported (the cap)
+    (96 << 20, 16, 512 << 10, True, 96 << 20),  # a stacked-cache Zen 3 (24 L2s per core)
+    (480 << 20, 0, 2 << 20, True, 64 << 20),   # no count of CPUs sharing it: one
+    (480 << 20, 2, 0, True, 480 << 20),        # no L2 reported: nothing to cap by
+    (0, 1, 1 << 20, True, 32 << 20),           # nothing reported: 32 MiB
+    (32 << 20, 1, 512 << 10, False, 32 << 20),  # bare metal EPYC 72F3 (one core per 32 MiB)
+    (32 << 20, 1, 512 << 10, True, 16 << 20),   # ... the same report in a VM: capped
+    (480 << 20, 2, 2 << 20, False, 480 << 20),  # bare metal: what is reported, whatever it is
+    (0, 1, 1 << 20, False, 32 << 20),           # nothing reported: 32 MiB
 ])
-def test_the_shared_cache_counted_is_at_most_32_l2s_per_cpu_sharing_it(shared, cpus, l2,
-                                                                         counted):
-    assert _kernels._counted_l3(shared, cpus, l2) == counted
+def test_the_shared_cache_counted_in_a_vm_is_at_most_32_l2s_per_cpu_sharing_it(
+        shared, cpus, l2, virtual, counted):
+    assert _kernels._counted_l3(shared, cpus, l2, virtual) == counted
+
+
+def test_a_virtual_machine_is_what_the_cpu_flags_say():
+    """VIRTUAL_MACHINE is the ``hypervisor`` flag of /proc/cpuinfo (False without one)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = [line.split() for line in f if line.startswith("flags")]
+    except OSError:
+        flags = []
+    assert _kernels.VIRTUAL_MACHINE is bool(flags and "hypervisor" in flags[0])
 
 
 def test_thresholds_derive_from_the_shared_cache_counted():
     l3 = _kernels.L3_BYTES
     assert l3 == _kernels._counted_l3(_kernels.SHARED_CACHE_BYTES, _kernels.SHARED_CACHE_CPUS,
-                                      _kernels.L2_BYTES)
+                                      _kernels.L2_BYTES, _kernels.VIRTUAL_MACHINE)
     assert _kernels.STREAM_BYTES_MID == max(_kernels.STREAM_BYTES_LOW, 3 * l3 // 4)
     assert _kernels.STREAM_FILL_BEYOND == 2 * l3 and _kernels.STREAM_FILL_HIGH == 4 * l3
 
