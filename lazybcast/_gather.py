@@ -21,7 +21,7 @@ import numpy as np
 
 from lazybcast import _kernels
 
-__all__ = ["broadcast_shape", "check_bounds", "gather", "result_array"]
+__all__ = ["ALLOCATION_ERRORS", "broadcast_shape", "check_bounds", "gather", "result_array"]
 
 #: Results smaller than this many bytes are gathered whole: the compact path's fixed cost (a
 #: bounds check, a second small array, a broadcast fill) is a few microseconds, about what the
@@ -52,16 +52,22 @@ def broadcast_shape(shapes):
     return tuple(out)
 
 
+#: What allocating a gather's result or scratch raises when it cannot: ``MemoryError``, or
+#: NumPy's ``ValueError`` when the byte count overflows ``intp``.
+ALLOCATION_ERRORS = (MemoryError, ValueError)
+
+
 def result_array(shape, dtype, arrays, limits, report_axes):
     """``np.empty(shape, dtype)`` for a gather's result. When it cannot be allocated, the index
     ``arrays`` are bounds-checked first (:func:`check_bounds`), so a bad index raises
     ``IndexError`` however large the result would be; NumPy raises ``MemoryError`` there
-    (``np.broadcast_to(x, (0, 3, 2**31))[[0]]`` asks for 96 GiB of complex128 rows). Only a
-    gather whose indices are all in bounds raises ``MemoryError``. The check runs only when the
-    allocation fails, so it costs nothing otherwise."""
+    (``np.broadcast_to(x, (0, 3, 2**31))[[0]]`` asks for 96 GiB of complex128 rows), or
+    ``ValueError`` when its byte count overflows. Only a gather whose indices are all in bounds
+    raises those. The check runs only when the allocation fails, so it costs nothing
+    otherwise."""
     try:
         return np.empty(shape, dtype=dtype)
-    except MemoryError:
+    except ALLOCATION_ERRORS:
         check_bounds(arrays, limits, report_axes)
         raise
 
@@ -139,18 +145,32 @@ def _compact(vsource, vshape, arrays, positions, report_axes, bshape, size):
 
 
 def _run(vsource, vshape, arrays, positions, report_axes, bshape, out, k_pos):
-    """The kernel's gather into ``out`` (its axes as :func:`gather` lays them out)."""
+    """The kernel's gather into ``out`` (its axes as :func:`gather` lays them out).
+
+    The kernel checks the bounds (and wraps negatives) of the ``nb`` offsets it computes from
+    index arrays broadcast to ``bshape``, one ``intp`` each. Arrays smaller than that are
+    bounds-checked first, at their own size: a scratch array ``nb`` long may not fit where the
+    result of a narrow dtype did (``(2**17, 1)`` and ``(1, 2**16)`` indices of a boolean view:
+    an 8 GiB result, 64 GiB per broadcast index array), and a bad index is an ``IndexError``
+    whatever the size, as NumPy raises it."""
     nb = 1
     for n in bshape:
         nb *= n
-    flat = []
-    for arr in arrays:  # bounds are checked (and negatives wrapped) by the kernel
-        if type(arr) is int:
-            arr = np.full(nb, arr, dtype=np.intp)
-        elif arr.shape != bshape:
-            arr = _kernels.flat_intp(np.broadcast_to(arr, bshape))
-        else:
-            arr = _kernels.flat_intp(arr)
-        flat.append(arr)
-    _kernels.gather(vsource, tuple(vshape), tuple(positions), flat, out, k_pos, len(bshape),
-                    tuple(report_axes))
+    limits = [vshape[p] for p in positions]
+    if any(type(arr) is not int and arr.size < nb for arr in arrays):
+        check_bounds(arrays, limits, report_axes)
+    try:
+        flat = []
+        for arr in arrays:
+            if type(arr) is int:
+                arr = np.full(nb, arr, dtype=np.intp)
+            elif arr.shape != bshape:
+                arr = _kernels.flat_intp(np.broadcast_to(arr, bshape))
+            else:
+                arr = _kernels.flat_intp(arr)
+            flat.append(arr)
+        _kernels.gather(vsource, tuple(vshape), tuple(positions), flat, out, k_pos,
+                        len(bshape), tuple(report_axes))
+    except ALLOCATION_ERRORS:  # (the kernel's offsets, nb of them: check before raising)
+        check_bounds(arrays, limits, report_axes)
+        raise

@@ -7,8 +7,9 @@ indexing ``v[:, ..., indices]`` (``axis=None``: the flat indices unravelled over
 shape), which gathers only the selected elements (:mod:`lazybcast._indexing`); ``mode="wrap"``
 and ``"clip"`` map the indices first, as NumPy does. ``np.compress`` is ``np.take`` of the
 condition's nonzero positions, as in NumPy. The result is NumPy's array (a view when one
-integer is taken along an axis); ``out=``, out-of-range indices (NumPy's IndexError),
-indices that do not cast safely to ``intp`` and empty views are NumPy's, on the zero-copy
+integer is taken along an axis); an index out of range raises NumPy's IndexError for the
+first one, without NumPy's copy of the whole view before it. ``out=``, indices that do not
+cast safely to ``intp`` and empty views are NumPy's, on the zero-copy
 ``np.asarray(view)``, except one case where NumPy's ``mode="wrap"`` loops forever (an empty
 axis and an empty result): lazybcast returns the empty result.
 
@@ -54,8 +55,11 @@ def take(a, indices, axis=None, out=None, mode="raise"):
         idx = idx % n
     elif mode == "clip":
         idx = np.clip(idx, 0, n - 1)
-    elif idx.size and (idx.min() < -n or idx.max() >= n):
-        return NotImplemented  # (NumPy's IndexError)
+    elif idx.size:
+        bad = (idx < -n) | (idx >= n)
+        if bad.any():  # (NumPy's error, without its copy of the whole logical array first)
+            raise IndexError(f"index {idx.flat[np.argmax(bad)]} is out of bounds for axis "
+                             f"{axis or 0} with size {n}")
     if axis is None:
         return a[np.unravel_index(np.where(idx < 0, idx + n, idx), a.shape)]
     return a[(slice(None),) * axis + (idx,)]

@@ -44,7 +44,7 @@ cdef extern from "numpy/arrayobject.h":
 import numpy as np
 
 from lazybcast import _indexing
-from lazybcast._gather import check_bounds as _check_bounds
+from lazybcast._gather import ALLOCATION_ERRORS as _ALLOCATION_ERRORS, check_bounds as _check_bounds
 from lazybcast._kernels import flat_intp as _flat_intp, gather as _kernel_gather
 from lazybcast._rules import MODES, check_size
 

@@ -46,7 +46,7 @@ cdef object _one_array_key(BroadcastView self, object key):
     shape = (<BroadcastView>sub).shape
     try:  # (lazybcast._gather.result_array, without a call on this path)
         out = np.empty(shape[:pos] + (<object>arr).shape + shape[pos + 1:], dtype=src.dtype)
-    except MemoryError:
+    except _ALLOCATION_ERRORS:
         _check_bounds([arr], [shape[pos]], [pos])  # a bad index is an IndexError
         raise
     _kernel_gather(_source_of(<BroadcastView>sub), shape, (pos,), [_flat_intp(arr)], out, pos,

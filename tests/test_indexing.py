@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 import lazybcast
 from lazybcast import BroadcastView
+from _memory import overcommit_always
 
 DTYPES = [
     np.dtype(np.int8),
@@ -302,6 +303,9 @@ _HUGE = 2**44
     ((3, 0, _HUGE), ([0], [0])),                     # the general path: two arrays
     ((3, 2, _HUGE), ([0] * 8, [2])),                 # ... the second one bad
     ((3, 2, _HUGE), (np.array([0] * 8), None, [5])),
+    # results whose byte count overflows intp (NumPy's ValueError "array is too big"):
+    ((0, 3, _HUGE), np.zeros(2**16, dtype=np.intp)),  # the fast path
+    ((3, 0, _HUGE), (np.zeros(2**16, dtype=np.intp), [0])),  # the general path
 ])
 def test_a_bad_index_is_an_index_error_however_large_the_result(shape, key):
     """A key with an index out of bounds raises IndexError even where the result could not be
@@ -316,6 +320,24 @@ def test_a_bad_index_is_an_index_error_however_large_the_result(shape, key):
     assert str(ours.value) == str(numpy_error.value)
 
 
+def test_a_bad_index_is_an_index_error_however_large_the_broadcast_index_arrays():
+    """Index arrays that broadcast to far more positions than they hold are bounds-checked at
+    their own size: a boolean result of 8 GiB may fit where the 64 GiB of offsets per index
+    array would not. The error is NumPy's for the same first bad index."""
+    view = lazybcast.broadcast_to(np.zeros((3, 2**16), dtype=bool), (3, 2**16))
+    rows = np.zeros((2**17, 1), dtype=np.intp)
+    rows[5] = 3
+    cols = np.arange(2**16)[None]
+    with pytest.raises(IndexError) as numpy_error:
+        np.zeros((3, 2**16), dtype=bool)[rows[:8], cols]
+    for key in ((rows, cols), (rows, cols, None), (rows, 2**15)):
+        with pytest.raises(IndexError) as ours:
+            view[key]
+        assert str(ours.value) == str(numpy_error.value)
+
+
+@pytest.mark.skipif(overcommit_always(), reason="vm.overcommit_memory=1: a huge malloc succeeds "
+                    "and touching it would summon the OOM killer")
 def test_a_result_too_large_with_indices_in_bounds_is_a_memory_error():
     view = lazybcast.broadcast_to(np.zeros((1, 1, 1), dtype=np.complex128), (3, 2, _HUGE))
     for key in ([0, 1, 2] * 3, np.array([2, 0, 1]), ([0] * 8, [1])):

@@ -10,16 +10,9 @@ import numpy as np
 import pytest
 
 import lazybcast
+from _memory import overcommit_always
 
 MAX = sys.maxsize  # what np.intp holds
-
-
-def _overcommit_always():
-    try:
-        with open("/proc/sys/vm/overcommit_memory") as f:
-            return f.read().strip() == "1"
-    except OSError:
-        return False
 
 
 # A huge stride-0 array is cheap: NumPy itself allows this much logical size.
@@ -81,7 +74,7 @@ def test_the_largest_view_is_usable_lazily():
         view[MAX // 3]
 
 
-@pytest.mark.skipif(_overcommit_always(), reason="vm.overcommit_memory=1: a huge malloc succeeds "
+@pytest.mark.skipif(overcommit_always(), reason="vm.overcommit_memory=1: a huge malloc succeeds "
                     "and touching it would summon the OOM killer")
 @pytest.mark.parametrize("threads", [None, 2])
 def test_materialize_larger_than_memory_is_a_memory_error(threads):

@@ -77,6 +77,32 @@ def test_take_gathers_only_what_it_takes():
     assert out.tolist() == [[0.0, 1.0]] * 4
 
 
+@pytest.mark.parametrize("indices, axis", [([2, 4096, -4097], 1), ([[1], [-5000]], -1),
+                                           (np.array([7, -4097], np.int16), 1)])
+def test_an_index_out_of_range_is_numpys_error_without_the_whole_copy(indices, axis):
+    """An index out of range raises NumPy's IndexError for the first bad one, as NumPy words
+    it for an array with the same axis, at once: NumPy itself first copies the whole logical
+    array (128 TiB here: MemoryError)."""
+    huge = lazybcast.broadcast_to(np.arange(4096.0), (1 << 32, 4096))
+    with pytest.raises(IndexError) as numpy_error:
+        np.take(np.zeros((2, 4096)), indices, axis)
+    with pytest.raises(IndexError) as ours:
+        np.take(huge, indices, axis)
+    assert str(ours.value) == str(numpy_error.value)
+    with pytest.raises(IndexError, match=f"^index {1 << 44} is out of bounds for axis 0 with "
+                                         f"size {1 << 44}$"):
+        np.take(huge, [0, 1 << 44, -1 - (1 << 44)])  # flat indices
+
+
+def test_compress_past_the_axis_is_numpys_error_without_the_whole_copy():
+    huge = lazybcast.broadcast_to(np.arange(4.0), (1 << 40, 4))
+    with pytest.raises(IndexError) as numpy_error:
+        np.compress([0, 0, 0, 0, 1], np.zeros((2, 4)), axis=1)
+    with pytest.raises(IndexError) as ours:
+        np.compress([0, 0, 0, 0, 1], huge, axis=1)
+    assert str(ours.value) == str(numpy_error.value)
+
+
 def test_wrap_on_an_empty_axis_returns_however_the_mode_is_spelled():
     """NumPy's wrap mode never returns on an empty axis with an empty result; lazybcast
     answers for every spelling NumPy reads as wrap (run apart, so that a hang fails)."""
