@@ -307,6 +307,12 @@ def _transposes_in_source_order():
     return _row_order_planes
 
 
+def _peel_pieces():
+    """Test hook: how many pieces of peels (the source rows before the output's first line
+    boundary in a transpose in the source's order) ran in this process (_run_peel)."""
+    return _peeled_pieces
+
+
 def _helpers_alive():
     """Test hook: helper threads alive now (in a copy, spinning after one, or parked)."""
     return lzb_helpers_alive()

@@ -100,7 +100,7 @@ cdef enum:
 
 
 cdef intp_t _tiles_in_source_order(Plan* p, const char** src, char** dst, intp_t block_bytes,
-                                   intp_t source_bytes) noexcept:
+                                   intp_t source_bytes) except -1:
     """Before a streamed transpose is cut into blocks (_run_plan): swap its last two axes,
     so that the blocks (and threads) take whole source rows, which lzb_transpose_rows reads
     in order, instead of bands of the output, which read a short piece of every source row.
@@ -109,9 +109,9 @@ cdef intp_t _tiles_in_source_order(Plan* p, const char** src, char** dst, intp_t
     whole source rows, a source (``source_bytes`` read) larger than ROW_ORDER_SOURCE_BYTES
     (L2), and no small repeated plane (written once and copied by _run: each would be
     transposed again). The source rows up to the output's first line boundary are
-    copied first, on their own, and the blocks hold whole runs, so that the runs start on
-    lines (in the first plane, and in every plane whose stride is a multiple of 64 bytes).
-    Returns the bytes per block (``block_bytes``, or a whole number of runs)."""
+    copied first, on their own (_run_peel), and the blocks hold whole runs, so that the runs
+    start on lines (in the first plane, and in every plane whose stride is a multiple of 64
+    bytes). Returns the bytes per block (``block_bytes``, or a whole number of runs)."""
     cdef int a = p.ndim - 2, b = p.ndim - 1, d
     cdef intp_t t, size = p.itemsize, cols = ROW_ORDER_RUN_BYTES // p.itemsize, rows
     cdef intp_t lead = (64 - (<size_t>dst[0] & 63)) & 63
@@ -134,7 +134,7 @@ cdef intp_t _tiles_in_source_order(Plan* p, const char** src, char** dst, intp_t
     if lead:
         peel = p[0]
         peel.shape[a] = lead // size
-        plan_run(&peel, src[0], dst[0])
+        _run_peel(&peel, src[0], dst[0])
         src[0] += peel.shape[a] * p.sstride[a]
         dst[0] += peel.shape[a] * p.dstride[a]
         p.shape[a] -= peel.shape[a]
@@ -142,6 +142,55 @@ cdef intp_t _tiles_in_source_order(Plan* p, const char** src, char** dst, intp_t
     if rows < p.shape[a]:
         block_bytes = rows // cols * cols * p.shape[b] * size
     return block_bytes
+
+
+#: Pieces of peels run (_run_peel; a test hook reads it).
+cdef intp_t _peeled_pieces = 0
+
+
+cdef int _run_peel(const Plan* peel, const char* src, char* dst) except -1:
+    """Run ``peel``, the first few source rows of every plane of a streamed transpose
+    (_tiles_in_source_order), in pieces whose output spans about CHUNK_BYTES, checking for
+    Ctrl-C between them: planes together along the last axis before them while their spans
+    fit, else one plane cut along its last axis (the output's rows, far apart). The peel
+    writes a few bytes of every output row, so it is the first touch of each page of an
+    output whose rows are a page or two: on the Xeon VM a fresh 2 GiB output took 1-6 s to
+    fault in, all of it in the peel when it ran as one piece."""
+    cdef int a = peel.ndim - 2, b = peel.ndim - 1, c = peel.ndim - 3, d
+    cdef Plan piece = peel[0]
+    cdef intp_t row = max(1, abs(peel.dstride[b]))
+    cdef intp_t planes = max(1, _chunk_bytes // max(1, row * peel.shape[b]))
+    cdef intp_t cols = peel.shape[b] if planes > 1 else max(1, _chunk_bytes // row)
+    cdef intp_t k, rem, i, j, n = 1, along = peel.shape[c] if c >= 0 else 1
+    cdef const char* s
+    cdef char* t
+    for d in range(c):
+        n *= peel.shape[d]
+        piece.shape[d] = 1
+    for k in range(n):
+        s, t, rem = src, dst, k
+        for d in range(c - 1, -1, -1):
+            i = rem % peel.shape[d]
+            rem //= peel.shape[d]
+            s += i * peel.sstride[d]
+            t += i * peel.dstride[d]
+        i = 0
+        while i < along:
+            if c >= 0:
+                piece.shape[c] = min(planes, along - i)
+            j = 0
+            while j < peel.shape[b]:
+                piece.shape[b] = min(cols, peel.shape[b] - j)
+                with nogil:
+                    plan_run(&piece, s + j * peel.sstride[b], t + j * peel.dstride[b])
+                lzb_next_item(&_peeled_pieces)
+                PyErr_CheckSignals()
+                j += piece.shape[b]
+            if c >= 0:
+                s += piece.shape[c] * peel.sstride[c]
+                t += piece.shape[c] * peel.dstride[c]
+            i += planes
+    return 0
 
 
 cdef bint _tiles_rows(const Plan* p, const char* src, char* dst) noexcept nogil:

@@ -832,6 +832,36 @@ def test_planes_transposed_in_the_source_order(ni, nj, repeated, simd, copy_thre
                 assert (gaps == 0xA5).all()
 
 
+@pytest.mark.parametrize("planes, ni, nj", [(5, 2048, 768), (64, 256, 256)])
+def test_the_rows_before_the_first_line_go_in_pieces(planes, ni, nj):
+    """A transpose in the source's order into an output 16 bytes into a line first copies the
+    source rows before the line boundary of every plane: a few bytes of every output row, the
+    first touch of every page of a fresh output. That peel runs in pieces whose output spans
+    at most CHUNK_BYTES (whole planes together, or one plane cut along its output rows),
+    with a Ctrl-C check after each; the values are NumPy's and nothing outside is written."""
+    copy, _ = _kernels._stream_thresholds()
+    _kernels._stream_thresholds(copy=4 << 20)
+    try:
+        source = _data((planes, nj, ni), np.float32).transpose(0, 2, 1)
+        raw, lined = _lined(planes * ni * nj * 4, 16)
+        out = lined.view(np.float32).reshape(planes, ni, nj)
+        pieces, in_order = _kernels._peel_pieces(), _kernels._transposes_in_source_order()
+        lazybcast.broadcast_to(source, source.shape).materialize(out=out, threads=1)
+        pieces = _kernels._peel_pieces() - pieces
+        assert _kernels._transposes_in_source_order() - in_order >= 2
+    finally:
+        _kernels._stream_thresholds(copy=copy)
+    _assert_same_bytes(out, source)
+    assert (raw[:(-raw.ctypes.data) % 64 + 16] == 0xA5).all()
+    assert (raw[(-raw.ctypes.data) % 64 + 16 + lined.size:] == 0xA5).all()
+    chunk, plane = _kernels.CHUNK_BYTES, ni * nj * 4
+    if plane <= chunk // 2:
+        assert pieces == -(-planes // (chunk // plane))
+    else:
+        assert pieces == planes * -(-ni // (chunk // (nj * 4)))
+    assert pieces >= 2
+
+
 @pytest.mark.parametrize("text, nbytes", [("32768K\n", 32 << 20), ("1M", 1 << 20), ("48k", 48 << 10),
                                           ("2G", 2 << 30), (" 1024 ", 1024)])
 def test_cache_sizes_read_from_sysfs_in_every_unit(text, nbytes):
