@@ -220,13 +220,75 @@ cdef bint _copies_down(const Plan* p) noexcept:
                  or p.shape[last - 1] < 3))
 
 
-cdef int _calibrate(intp_t reach, intp_t nbytes) except -1:
+cdef double _time_transpose_rows(const char* src, char* dst, intp_t n, char* stage,
+                                 intp_t stage_bytes) except -1:
+    """Seconds for lzb_transpose_rows to transpose the ``n`` x ``n`` float32 ``src`` into
+    ``dst`` (both on cache lines) through ``stage_bytes`` of ``stage``, one thread."""
+    from time import perf_counter
+    cdef intp_t rows = min(n, max(4, stage_bytes // ROW_ORDER_RUN_BYTES // 4 * 4))
+    cdef double start = perf_counter()
+    with nogil:
+        lzb_transpose_rows(src, 4 * n, dst, 4 * n, n, n, 4, stage, rows,
+                           ROW_ORDER_RUN_BYTES // 4)
+    return perf_counter() - start
+
+
+cdef int _calibrate_stage() except -1:
+    """Choose the staging block of the transposes that read their source in order, once, at
+    the first one past the streaming threshold: a float32 transpose of n x n, the source
+    four times L2 (larger than L2, as those transposes' sources are; its output written
+    with non-temporal stores, as theirs is), through TRANSPOSE_STAGE_BYTES and through
+    TRANSPOSE_STAGE_SMALL_BYTES, best of 3 each, taking turns (about 10 ms where L2 is 2
+    MiB). The small block is kept if it is 1.1x faster: the Xeon VM's float32 transposes
+    are 1.2x-1.35x faster with it for sources of 4 to 64 MiB alike, Zen 5's 64 MiB one
+    1.2x slower."""
+    global _stage_calibrated, _rows_stage_bytes
+    cdef intp_t n, rule = _transpose_stage_bytes, small = TRANSPOSE_STAGE_SMALL_BYTES
+    cdef char* buf
+    cdef char* src
+    cdef char* dst
+    cdef char* stage
+    cdef double ruled = 1e9, smaller = 1e9
+    cdef int r
+    _stage_calibrated = True
+    if rule <= small or not (lzb_cpu_in_use() & 4):
+        return 0
+    from math import isqrt
+    n = isqrt(L2_BYTES or 512 << 10) // 64 * 64  # (4 x L2 bytes: L2 items of float32)
+    if n < 256:
+        return 0
+    buf = <char*>malloc(2 * n * n * 4 + 64 + rule)
+    if buf == NULL:
+        return 0
+    src = buf + ((64 - (<size_t>buf & 63)) & 63)
+    dst = src + n * n * 4
+    stage = dst + n * n * 4
+    try:
+        with nogil:
+            memset(src, 1, 2 * n * n * 4)
+        for r in range(3):
+            ruled = min(ruled, _time_transpose_rows(src, dst, n, stage, rule))
+            smaller = min(smaller, _time_transpose_rows(src, dst, n, stage, small))
+    except BaseException:
+        _stage_calibrated = False  # (Ctrl-C, raised by the clock's call: the next measures)
+        raise
+    finally:
+        free(buf)
+    if smaller * 1.1 < ruled:
+        _rows_stage_bytes = small
+    return 0
+
+
+cdef int _calibrate(intp_t reach, intp_t nbytes, bint tiled=False) except -1:
     """Measure what a copy needs measured and this process has not: the copies' and fills'
     thresholds once its ``reach`` (output bytes, plus the source a transpose reads) is
-    STREAM_BYTES_LOW or more, the fills' beyond the cache once its output (``nbytes``) is
+    STREAM_BYTES_LOW or more, the staging block of transposes at the first ``tiled`` one
+    that streams, the fills' beyond the cache once its output (``nbytes``) is
     STREAM_FILL_BEYOND or more."""
     if reach >= _stream_low and not _stream_calibrated:
         _calibrate_stream()
+    if tiled and reach >= _stream_bytes and not _stage_calibrated:
+        _calibrate_stage()
     if nbytes >= _fill_beyond and _stream_calibrated:
         if not _fill_beyond_calibrated:
             _calibrate_fill_beyond()

@@ -312,7 +312,7 @@ cdef int _run_plan(Plan* plan, const char* s, char* t, intp_t nbytes, int nthrea
     _last_nthreads = nthreads
     cdef intp_t source_bytes = _source_bytes(plan) if plan.tiled else 0
     cdef intp_t reach = nbytes + source_bytes
-    _calibrate(reach, nbytes)
+    _calibrate(reach, nbytes, plan.tiled)
     if _layout_batch(plan):
         # The first image by the layout kernel (threads as chosen for the whole), then the
         # others as a broadcast of it: a plain copy from the output, which the row kernels

@@ -185,6 +185,16 @@ REPLICATE_COPY_BYTES = min(64 << 10, max(4 << 10, (L1D_BYTES or 32 << 10) // 4))
 #: runs written out, 1-2 kB for 4096 columns of float32 (lzb_transpose_staged), or 256 bytes
 #: in the source's order (lzb_transpose_rows, whose block is rows x 256 bytes).
 TRANSPOSE_STAGE_BYTES = min(512 << 10, max(32 << 10, (L2_BYTES or 256 << 10) // 4))
+#: The other candidate for the transposes that read the source in its order
+#: (lzb_transpose_rows): a 32 kB staging block, two thirds of a 48 KiB L1d. Which of the two
+#: runs is measured once, at a process's first such transpose (_calibrate_stage). 64 MiB
+#: transposes, one / two threads, ms: Xeon VM (GenuineIntel family 6 model 167, L2 2 MiB:
+#: 512 kB by the rule) float32 11.4-12.7 / 5.8-6.3 with 512 kB, 8.1-9.0 / 4.2-4.6 with 32 kB,
+#: uint8 15.9 / 8.4 -> 11.9 / 6.0; Zen 5 (family 26 model 2, L2 1 MiB: 256 kB) float32 5.2
+#: with 256 kB, 6.4 with 32 kB (benchmarks/RESULTS.md, "A shared cache larger than a VM's
+#: share"). On the Xeon VM the gain is the same for sources of 4 to 64 MiB (1.2x-1.35x), so
+#: the measurement transposes a source of four times L2 (8 MiB there).
+TRANSPOSE_STAGE_SMALL_BYTES = 32 << 10
 
 #: A transpose reads its source in the source's order (_tiles_in_source_order) only if the
 #: source is larger than this, the L2 cache: one in L2 is read in any order at the same cost,
@@ -322,6 +332,8 @@ cdef intp_t _l2_ways = max(1, L2_WAYS)
 cdef intp_t _l2_sets = max(1, (L2_BYTES or 512 << 10) // (64 * _l2_ways))
 cdef intp_t _replicate_copy = REPLICATE_COPY_BYTES
 cdef intp_t _transpose_stage_bytes = TRANSPOSE_STAGE_BYTES
+cdef intp_t _rows_stage_bytes = 0  # (lzb_transpose_rows' block when measured apart; 0: the above)
+cdef bint _stage_calibrated = False
 cdef intp_t _row_order_source = ROW_ORDER_SOURCE_BYTES
 cdef intp_t _chunk_bytes = CHUNK_BYTES
 cdef intp_t _thread_block_min = THREAD_BLOCK_MIN_BYTES
@@ -355,12 +367,22 @@ cdef intp_t _size_or(object value, intp_t current, str name) except -1:
     return value
 
 
+def _rows_stage():
+    """Test hook: ``(measured, nbytes)``: whether this process measured the staging block of
+    transposes in the source's order (_calibrate_stage, or set by _transpose_stage), and the
+    block they use (bytes)."""
+    return _stage_calibrated, _rows_stage_bytes or _transpose_stage_bytes
+
+
 def _transpose_stage(nbytes=None):
     """Test and benchmark hook: streamed transposes go through a staging block of
     ``nbytes`` (0: none, the tiles write straight out); ``None`` leaves it. Returns the size
     in use."""
-    global _transpose_stage_bytes
-    _transpose_stage_bytes = _size_or(nbytes, _transpose_stage_bytes, "nbytes")
+    global _transpose_stage_bytes, _rows_stage_bytes, _stage_calibrated
+    if nbytes is not None:  # (set: for every staged transpose, and not measured any more)
+        _transpose_stage_bytes = _size_or(nbytes, _transpose_stage_bytes, "nbytes")
+        _rows_stage_bytes = 0
+        _stage_calibrated = True
     return _transpose_stage_bytes
 
 

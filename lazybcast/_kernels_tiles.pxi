@@ -196,8 +196,9 @@ cdef int _run_peel(const Plan* peel, const char* src, char* dst) except -1:
 cdef bint _tiles_rows(const Plan* p, const char* src, char* dst) noexcept nogil:
     """A streamed transpose in the source's order (source rows along the last axis but one:
     _tiles_in_source_order), through a staging block of about TRANSPOSE_STAGE_BYTES
-    (lzb_transpose_rows). False (nothing done) for other item sizes or a block that cannot
-    be allocated."""
+    (lzb_transpose_rows; or TRANSPOSE_STAGE_SMALL_BYTES where _calibrate_stage measured it
+    faster). False (nothing done) for other item sizes or a block that cannot be
+    allocated."""
     cdef int a = p.ndim - 2, b = p.ndim - 1
     cdef intp_t size = p.itemsize, cols = ROW_ORDER_RUN_BYTES // p.itemsize, rows, block
     cdef char* stage
@@ -205,8 +206,8 @@ cdef bint _tiles_rows(const Plan* p, const char* src, char* dst) noexcept nogil:
     if size > 16 or size & (size - 1):
         return False
     block = 16 // size  # (rows: whole register blocks)
-    rows = min(max(block, _transpose_stage_bytes // ROW_ORDER_RUN_BYTES // block * block),
-               p.shape[b])
+    rows = min(max(block, (_rows_stage_bytes or _transpose_stage_bytes) // ROW_ORDER_RUN_BYTES
+                   // block * block), p.shape[b])
     stage = <char*>malloc(rows * cols * size)
     if stage == NULL:
         return False

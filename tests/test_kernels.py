@@ -1086,6 +1086,37 @@ def test_first_large_copy_reports_its_own_threads():
     assert out == ["1", "3"]
 
 
+def test_transposes_measure_their_staging_block_at_the_first_streamed_one():
+    """The staging block of transposes in the source's order is measured once, by the first
+    transpose past the streaming threshold (not by a smaller one), and is then one of the
+    two candidates; the transposes hold NumPy's values before and after."""
+    out = _fresh_process(
+        "import math, numpy as np, lazybcast\n"
+        "from lazybcast import _kernels\n"
+        "def transpose(n):\n"
+        "    src = np.arange(n * n, dtype=np.float32).reshape(n, n).T\n"
+        "    return np.array_equal(lazybcast.broadcast_to(src, src.shape).materialize(), src)\n"
+        "small = transpose(256)\n"
+        "before = _kernels._rows_stage()[0]\n"
+        "n = (math.isqrt(_kernels.stream_threshold() // 8) // 64 + 1) * 64  # (reach past it)\n"
+        "large = transpose(n)\n"
+        "measured, block = _kernels._rows_stage()\n"
+        "print(small, before, large, measured,\n"
+        "      block in (_kernels.TRANSPOSE_STAGE_BYTES, _kernels.TRANSPOSE_STAGE_SMALL_BYTES),\n"
+        "      transpose(n - 64), _kernels._rows_stage() == (measured, block))\n")
+    assert out == ["True", "False", "True", "True", "True", "True", "True"]
+
+
+def test_a_staging_block_set_by_the_hook_is_not_measured():
+    stage = _kernels._transpose_stage()
+    try:
+        _kernels._transpose_stage(48 << 10)
+        assert _kernels._rows_stage() == (True, 48 << 10)
+    finally:
+        _kernels._transpose_stage(stage)
+    assert _kernels._rows_stage() == (True, stage)
+
+
 @pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs setitimer")
 def test_interrupted_calibration_measures_again():
     """Ctrl-C during the calibration of the first large copy raises KeyboardInterrupt and
