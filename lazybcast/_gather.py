@@ -47,9 +47,14 @@ def broadcast_shape(shapes):
                 elif n != 1:
                     raise IndexError(
                         "shape mismatch: indexing arrays could not be broadcast together with "
-                        "shapes " + " ".join(str(tuple(s)) for s in shapes)
+                        "shapes " + "".join(_numpy_shape(s) + " " for s in shapes)
                     )
     return tuple(out)
+
+
+def _numpy_shape(shape):
+    """A shape as NumPy's indexing errors write it: ``(3,1)``, ``(4,)``, ``()``."""
+    return "(" + ",".join(str(n) for n in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
 #: What allocating a gather's result or scratch raises when it cannot: ``MemoryError``, or
@@ -104,7 +109,8 @@ def gather(vsource, vshape, arrays, positions, report_axes, bshape, result, k_po
             crest = [n for d, n in enumerate(cvshape) if d not in positions]
             part = np.empty(tuple(crest[:k_pos]) + cbshape + tuple(crest[k_pos:]),
                             dtype=result.dtype)
-            _run(vsource, cvshape, carrays, positions, report_axes, cbshape, part, k_pos)
+            _run(vsource, cvshape, carrays, positions, report_axes, cbshape, part, k_pos,
+                 checked=True)
             _kernels.copy_broadcast(part, out)
             return result
     _run(vsource, vshape, arrays, positions, report_axes, bshape, out, k_pos)
@@ -144,7 +150,7 @@ def _compact(vsource, vshape, arrays, positions, report_axes, bshape, size):
     return cvshape, arrays, cbshape
 
 
-def _run(vsource, vshape, arrays, positions, report_axes, bshape, out, k_pos):
+def _run(vsource, vshape, arrays, positions, report_axes, bshape, out, k_pos, checked=False):
     """The kernel's gather into ``out`` (its axes as :func:`gather` lays them out).
 
     The kernel checks the bounds (and wraps negatives) of the ``nb`` offsets it computes from
@@ -152,12 +158,12 @@ def _run(vsource, vshape, arrays, positions, report_axes, bshape, out, k_pos):
     bounds-checked first, at their own size: a scratch array ``nb`` long may not fit where the
     result of a narrow dtype did (``(2**17, 1)`` and ``(1, 2**16)`` indices of a boolean view:
     an 8 GiB result, 64 GiB per broadcast index array), and a bad index is an ``IndexError``
-    whatever the size, as NumPy raises it."""
+    whatever the size, as NumPy raises it (unless the compact gather ``checked`` them)."""
     nb = 1
     for n in bshape:
         nb *= n
     limits = [vshape[p] for p in positions]
-    if any(type(arr) is not int and arr.size < nb for arr in arrays):
+    if not checked and any(type(arr) is not int and arr.size < nb for arr in arrays):
         check_bounds(arrays, limits, report_axes)
     try:
         flat = []

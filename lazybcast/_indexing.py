@@ -242,7 +242,7 @@ def _advanced(source, shape, entries, fill):
     arrays = []        # per gather axis: an index array, or an int (from an integer entry)
     positions = []     # that axis, in the intermediate view
     report_axes = []   # and in the original view (for error messages)
-    bools = []         # scalar booleans
+    shapes = []        # the index arrays' shapes (a scalar boolean's (1,) or (0,)), in key order
     res = []           # result sizes of the non-advanced entries, in key order
     rest = []          # the same without the None entries' (the intermediate view's other axes)
     n_new = 0          # how many None entries
@@ -287,7 +287,7 @@ def _advanced(source, shape, entries, fill):
             pos += 1
             axis += 1
         elif kind == _BOOL0:
-            bools.append(value)
+            shapes.append((1,) if value else (0,))
             n_index += 1
             fancy_ndim = max(fancy_ndim, 1)
         elif value.dtype == bool:
@@ -301,6 +301,7 @@ def _advanced(source, shape, entries, fill):
                     )
             for nz in np.nonzero(value):
                 basic_entries.append((_SLICE, _FULL))
+                shapes.append(nz.shape)
                 arrays.append(nz)
                 positions.append(pos)
                 report_axes.append(axis)
@@ -310,6 +311,7 @@ def _advanced(source, shape, entries, fill):
             fancy_ndim = max(fancy_ndim, 1)
         else:
             basic_entries.append((_SLICE, _FULL))
+            shapes.append(value.shape)
             arrays.append(value)
             positions.append(pos)
             report_axes.append(axis)
@@ -335,8 +337,6 @@ def _advanced(source, shape, entries, fill):
             f"number of dimensions must be within [0, {_MAXDIMS}], indexing result would have "
             f"{len(res) + fancy_ndim}"
         )
-    shapes = [a.shape for a in arrays if type(a) is not int]
-    shapes.extend((1,) if b else (0,) for b in bools)
     bshape = _gather.broadcast_shape(shapes)
     nb = 1
     for n in bshape:

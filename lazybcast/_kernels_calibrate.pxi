@@ -237,9 +237,9 @@ cdef int _calibrate_stage() except -1:
     """Choose the staging block of the transposes that read their source in order, once, at
     the first one past the streaming threshold: a float32 transpose of n x n, the source
     four times L2 (larger than L2, as those transposes' sources are; its output written
-    with non-temporal stores, as theirs is), through TRANSPOSE_STAGE_BYTES and through
-    TRANSPOSE_STAGE_SMALL_BYTES, best of 3 each, taking turns (about 10 ms where L2 is 2
-    MiB). The small block is kept if it is 1.1x faster: the Xeon VM's float32 transposes
+    with non-temporal stores, as theirs is), and at least as many rows as the rule's block,
+    through TRANSPOSE_STAGE_BYTES and through TRANSPOSE_STAGE_SMALL_BYTES, best of 3 each,
+    taking turns (16 MiB and about 30 ms where L2 is 2 MiB). The small block is kept if it is 1.1x faster: the Xeon VM's float32 transposes
     are 1.2x-1.35x faster with it for sources of 4 to 64 MiB alike, Zen 5's 64 MiB one
     1.2x slower."""
     global _stage_calibrated, _rows_stage_bytes
@@ -254,7 +254,9 @@ cdef int _calibrate_stage() except -1:
     if rule <= small or not (lzb_cpu_in_use() & 4):
         return 0
     from math import isqrt
-    n = isqrt(L2_BYTES or 512 << 10) // 64 * 64  # (4 x L2 bytes: L2 items of float32)
+    # (4 x L2 bytes: L2 items of float32; at least as many rows as the rule's block holds,
+    # so that each block is timed whole; at most 2048 rows: TRANSPOSE_STAGE_BYTES' most)
+    n = min(2048, max(isqrt(L2_BYTES or 512 << 10), rule // ROW_ORDER_RUN_BYTES)) // 64 * 64
     if n < 256:
         return 0
     buf = <char*>malloc(2 * n * n * 4 + 64 + rule)
@@ -270,7 +272,7 @@ cdef int _calibrate_stage() except -1:
             ruled = min(ruled, _time_transpose_rows(src, dst, n, stage, rule))
             smaller = min(smaller, _time_transpose_rows(src, dst, n, stage, small))
     except BaseException:
-        _stage_calibrated = False  # (Ctrl-C, raised by the clock's call: the next measures)
+        _stage_calibrated = False  # (whatever failed: the next such transpose measures)
         raise
     finally:
         free(buf)

@@ -193,7 +193,8 @@ TRANSPOSE_STAGE_BYTES = min(512 << 10, max(32 << 10, (L2_BYTES or 256 << 10) // 
 #: uint8 15.9 / 8.4 -> 11.9 / 6.0; Zen 5 (family 26 model 2, L2 1 MiB: 256 kB) float32 5.2
 #: with 256 kB, 6.4 with 32 kB (benchmarks/RESULTS.md, "A shared cache larger than a VM's
 #: share"). On the Xeon VM the gain is the same for sources of 4 to 64 MiB (1.2x-1.35x), so
-#: the measurement transposes a source of four times L2 (8 MiB there).
+#: the measurement transposes a source of four times L2, or larger to hold as many rows as
+#: the rule's block (16 MiB there: 2048 rows of 256 bytes).
 TRANSPOSE_STAGE_SMALL_BYTES = 32 << 10
 
 #: A transpose reads its source in the source's order (_tiles_in_source_order) only if the
@@ -367,11 +368,18 @@ cdef intp_t _size_or(object value, intp_t current, str name) except -1:
     return value
 
 
-def _rows_stage():
+def _rows_stage(state=None):
     """Test hook: ``(measured, nbytes)``: whether this process measured the staging block of
     transposes in the source's order (_calibrate_stage, or set by _transpose_stage), and the
-    block they use (bytes)."""
-    return _stage_calibrated, _rows_stage_bytes or _transpose_stage_bytes
+    block they use (bytes). ``state``, such a pair, restores it (after _transpose_stage)."""
+    global _stage_calibrated, _rows_stage_bytes
+    before = (_stage_calibrated, _rows_stage_bytes or _transpose_stage_bytes)
+    if state is not None:
+        measured, nbytes = state
+        nbytes = _size_or(nbytes, 0, "nbytes")
+        _stage_calibrated = bool(measured)
+        _rows_stage_bytes = 0 if nbytes == _transpose_stage_bytes else nbytes
+    return before
 
 
 def _transpose_stage(nbytes=None):

@@ -476,6 +476,7 @@ def test_machine_line_says_how_much_of_a_large_l3_is_counted():
         "L3 480 MiB (128 MiB counted), 2 cores")
     m.update(caches={"L1d": 48 << 10, "L2": 1 << 20, "L3": 32 << 20}, l3_counted=32 << 20)
     assert _bench_machine.cpu_line(m).endswith("L2 1 MiB, L3 32 MiB, 2 cores")
-    # (a machine that reports less than the 32 MiB counted where nothing is: its own L3)
+    # (where the kernels found no shared cache in sysfs and count 32 MiB, while the machine
+    # description read a smaller L3 elsewhere: that L3 alone, not a count above it)
     m.update(caches={"L1d": 32 << 10, "L2": 256 << 10, "L3": 8 << 20}, l3_counted=32 << 20)
     assert _bench_machine.cpu_line(m).endswith("L2 256 KiB, L3 8 MiB, 2 cores")

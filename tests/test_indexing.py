@@ -320,6 +320,25 @@ def test_a_bad_index_is_an_index_error_however_large_the_result(shape, key):
     assert str(ours.value) == str(numpy_error.value)
 
 
+@pytest.mark.parametrize("key", [
+    (np.zeros(2, int), np.zeros(3, int)),                    # (2,) (3,)
+    (np.zeros((2, 3), int), 0, np.zeros(4, int)),            # ints are not listed
+    (np.zeros((2, 3), int), np.zeros((), int), np.zeros(4, int)),
+    (False, np.zeros((1, 3), int), True, None),              # scalar booleans where they are
+    (np.zeros(3, int), False, np.zeros((1, 3), int)),
+    (False, np.ones((4, 5), bool), np.zeros((2, 1), int)),   # a mask: one array per axis
+])
+def test_index_arrays_that_do_not_broadcast_are_numpys_error(key):
+    """The shape mismatch error lists the index arrays' shapes as NumPy does: in key order,
+    written ``(3,1)`` and ``(4,)``, each followed by a space."""
+    source = np.arange(4 * 5 * 6.0).reshape(4, 5, 6)[:, :1]
+    with pytest.raises(IndexError) as numpy_error:
+        np.broadcast_to(source, (4, 5, 6))[key]
+    with pytest.raises(IndexError) as ours:
+        lazybcast.broadcast_to(source, (4, 5, 6))[key]
+    assert str(ours.value) == str(numpy_error.value)
+
+
 def test_a_bad_index_is_an_index_error_however_large_the_broadcast_index_arrays():
     """Index arrays that broadcast to far more positions than they hold are bounds-checked at
     their own size: a boolean result of 8 GiB may fit where the 64 GiB of offsets per index

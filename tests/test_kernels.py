@@ -643,9 +643,10 @@ def test_gather_refuses_a_short_report_axes():
 @pytest.fixture
 def transpose_stage():
     """Sets the staging block of streamed transposes for one test, then restores it."""
-    default = _kernels._transpose_stage()
+    default, rows = _kernels._transpose_stage(), _kernels._rows_stage()
     yield _kernels._transpose_stage
     assert _kernels._transpose_stage(default) == default
+    _kernels._rows_stage(rows)  # (what this process measured, or not yet)
 
 
 @pytest.mark.parametrize("stage", [None, 40000, 0])
@@ -1107,13 +1108,35 @@ def test_transposes_measure_their_staging_block_at_the_first_streamed_one():
     assert out == ["True", "False", "True", "True", "True", "True", "True"]
 
 
-def test_a_staging_block_set_by_the_hook_is_not_measured():
-    stage = _kernels._transpose_stage()
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32, np.complex128])
+def test_transposes_in_the_source_order_through_the_small_block(dtype, transpose_stage):
+    """Whichever block this machine measured, transposes in the source's order through the
+    small one (TRANSPOSE_STAGE_SMALL_BYTES: a few staging rows, columns not a whole number of
+    them) hold NumPy's values, on 1 and 2 threads."""
+    copy, _ = _kernels._stream_thresholds()
+    _kernels._stream_thresholds(copy=4 << 20)
+    _kernels._rows_stage((True, _kernels.TRANSPOSE_STAGE_SMALL_BYTES))
     try:
-        _kernels._transpose_stage(48 << 10)
-        assert _kernels._rows_stage() == (True, 48 << 10)
+        size = np.dtype(dtype).itemsize
+        line = 64 // size  # (output rows of whole lines; not a whole number of staging rows)
+        ni, nj = 1003, ((6 << 20) // (1003 * size) // 128 * 128 + line)
+        source = _data((nj, ni), dtype).T
+        for threads in (1, 2):
+            in_order = _kernels._transposes_in_source_order()
+            raw, out, expected = _packed_out(source, 16)
+            lazybcast.broadcast_to(source, source.shape).materialize(out=out, threads=threads)
+            assert raw.tobytes() == expected.tobytes()
+            assert _kernels._transposes_in_source_order() - in_order >= 2
     finally:
-        _kernels._transpose_stage(stage)
+        _kernels._stream_thresholds(copy=copy)
+    assert _kernels._rows_stage()[1] == _kernels.TRANSPOSE_STAGE_SMALL_BYTES
+
+
+def test_a_staging_block_set_by_the_hook_is_not_measured(transpose_stage):
+    stage = _kernels._transpose_stage()
+    transpose_stage(48 << 10)
+    assert _kernels._rows_stage() == (True, 48 << 10)
+    transpose_stage(stage)
     assert _kernels._rows_stage() == (True, stage)
 
 
