@@ -20,11 +20,13 @@ between them is a direct C call, inlined where marked ``inline``):
                              sizes they are derived from at import, and their test hooks
 ``_kernels_calibrate.pxi``   the once-per-process measurements that choose the streaming
                              thresholds among their candidates (copies, fills, runs of one
-                             item) and how long rows are copied down; ``stream_threshold``
+                             item), how long rows are copied down and the staging block of
+                             transposes in the source's order; ``stream_threshold``
 ``_kernels_plan.pxi``        ``plan_init``: an n-d copy simplified into a Plan (GIL, may raise)
 ``_kernels_rows.pxi``        row kernels: contiguous, repeated-item, reversed and strided runs,
                              replication of a block written once
-``_kernels_tiles.pxi``       transposing tiles and image channels (CHW <-> HWC)
+``_kernels_tiles.pxi``       transposing tiles (staged, or in the source's order after a peel
+                             run in pieces) and image channels (CHW <-> HWC)
 ``_kernels_walk.pxi``        ``plan_run`` / ``plan_run_objects``: the walk over a plan's axes
 ``_kernels_job.pxi``         blocks of work, helper threads (``_kernels_team.h``), Ctrl-C,
                              ``threads_for``, a layout batch's first image then copies
