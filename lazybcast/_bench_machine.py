@@ -124,7 +124,8 @@ def describe(torch=None):
     The machine as a dict: ``vendor``, ``family``, ``model``, ``model_name``, ``caches``
     (level -> bytes, cpu0's view), ``cores``, ``simd`` (the kernels' vector paths in use),
     ``l3_counted`` (the shared cache the kernels' thresholds count on: the L3 reported; in
-    a virtual machine at most 32 L2s per CPU sharing it), ``date`` (UTC), ``python``, ``numpy``, ``torch`` (the
+    a virtual machine at most 32 L2s per CPU sharing it), ``date`` (UTC), ``python``,
+    ``numpy``, ``torch`` (the
     version of the ``torch`` module passed, None without one: this function imports nothing
     optional), ``lazybcast``, ``commit``, ``platform``. Unknown fields are None.
     """

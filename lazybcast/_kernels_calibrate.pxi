@@ -225,7 +225,7 @@ cdef double _time_transpose_rows(const char* src, char* dst, intp_t n, char* sta
     """Seconds for lzb_transpose_rows to transpose the ``n`` x ``n`` float32 ``src`` into
     ``dst`` (both on cache lines) through ``stage_bytes`` of ``stage``, one thread."""
     from time import perf_counter
-    cdef intp_t rows = min(n, max(4, stage_bytes // ROW_ORDER_RUN_BYTES // 4 * 4))
+    cdef intp_t rows = _stage_rows(stage_bytes, 4, n)  # (as _tiles_rows stages float32)
     cdef double start = perf_counter()
     with nogil:
         lzb_transpose_rows(src, 4 * n, dst, 4 * n, n, n, 4, stage, rows,
@@ -239,9 +239,9 @@ cdef int _calibrate_stage() except -1:
     four times L2 (larger than L2, as those transposes' sources are; its output written
     with non-temporal stores, as theirs is), and at least as many rows as the rule's block,
     through TRANSPOSE_STAGE_BYTES and through TRANSPOSE_STAGE_SMALL_BYTES, best of 3 each,
-    taking turns (16 MiB and about 30 ms where L2 is 2 MiB). The small block is kept if it is 1.1x faster: the Xeon VM's float32 transposes
-    are 1.2x-1.35x faster with it for sources of 4 to 64 MiB alike, Zen 5's 64 MiB one
-    1.2x slower."""
+    taking turns (16 MiB and about 35 ms where L2 is 2 MiB). The small block is kept if it
+    is 1.1x faster: the Xeon VM's float32 transposes are 1.2x-1.35x faster with it for
+    sources of 4 to 64 MiB alike, Zen 5's 64 MiB one 1.2x slower."""
     global _stage_calibrated, _rows_stage_bytes
     cdef intp_t n, rule = _transpose_stage_bytes, small = TRANSPOSE_STAGE_SMALL_BYTES
     cdef char* buf

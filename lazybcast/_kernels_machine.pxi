@@ -207,7 +207,8 @@ ROW_ORDER_SOURCE_BYTES = L2_BYTES or (512 << 10)
 
 #: Candidate streaming thresholds (bytes), from the shared cache counted (L3_BYTES). LOW is
 #: glibc's rule for its non-temporal threshold: 3/4 of the shared cache's share per CPU
-#: sharing it (12 MiB for 32 MiB shared by 2). MID is 3/4 of the whole shared cache (one writer keeps it all). HIGH is 1.5x the shared cache, for machines
+#: sharing it (12 MiB for 32 MiB shared by 2). MID is 3/4 of the whole shared cache (one
+#: writer keeps it all). HIGH is 1.5x the shared cache, for machines
 #: whose cache keeps an output of the cache's size (measured: Zen 5, ordinary stores 70 GB/s
 #: against 43 for 32 MB). Which ones apply is measured once (_calibrate_stream), the first
 #: time an output reaches LOW.

@@ -99,6 +99,14 @@ cdef enum:
     ROW_ORDER_RUN_BYTES = 256
 
 
+cdef inline intp_t _stage_rows(intp_t stage_bytes, intp_t size, intp_t n) noexcept nogil:
+    """Source rows lzb_transpose_rows stages at a time through ``stage_bytes`` (runs of
+    ROW_ORDER_RUN_BYTES), for items of ``size`` bytes and ``n`` rows: whole register blocks
+    (16 bytes of rows), at least one, at most ``n``."""
+    cdef intp_t block = 16 // size
+    return min(max(block, stage_bytes // ROW_ORDER_RUN_BYTES // block * block), n)
+
+
 cdef intp_t _tiles_in_source_order(Plan* p, const char** src, char** dst, intp_t block_bytes,
                                    intp_t source_bytes) except -1:
     """Before a streamed transpose is cut into blocks (_run_plan): swap its last two axes,
@@ -200,14 +208,12 @@ cdef bint _tiles_rows(const Plan* p, const char* src, char* dst) noexcept nogil:
     faster). False (nothing done) for other item sizes or a block that cannot be
     allocated."""
     cdef int a = p.ndim - 2, b = p.ndim - 1
-    cdef intp_t size = p.itemsize, cols = ROW_ORDER_RUN_BYTES // p.itemsize, rows, block
+    cdef intp_t size = p.itemsize, cols = ROW_ORDER_RUN_BYTES // p.itemsize, rows
     cdef char* stage
     cdef int done
     if size > 16 or size & (size - 1):
         return False
-    block = 16 // size  # (rows: whole register blocks)
-    rows = min(max(block, (_rows_stage_bytes or _transpose_stage_bytes) // ROW_ORDER_RUN_BYTES
-                   // block * block), p.shape[b])
+    rows = _stage_rows(_rows_stage_bytes or _transpose_stage_bytes, size, p.shape[b])
     stage = <char*>malloc(rows * cols * size)
     if stage == NULL:
         return False
