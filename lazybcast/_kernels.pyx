@@ -139,6 +139,8 @@ cdef extern from "_kernels_simd_repeat.h":
 cdef extern from "_kernels_simd_fill.h":
     int lzb_fill_rows(char* dst, intp_t dstep, const char* src, intp_t sstep, intp_t n,
                       intp_t size, intp_t len) noexcept nogil
+    int lzb_fill_odd_rows(char* dst, intp_t dstep, const char* src, intp_t sstep, intp_t n,
+                          intp_t size, intp_t len) noexcept nogil
 
 cdef extern from "_kernels_simd_reverse.h":
     int lzb_reverse(char* dst, const char* src, intp_t n, intp_t size) noexcept nogil

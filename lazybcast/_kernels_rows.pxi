@@ -99,13 +99,31 @@ cdef inline void _rows(item_t* tag, intp_t n0, intp_t s0, intp_t d0,
 
 
 cdef inline void _copy_item(char* d, const char* s, intp_t size) noexcept nogil:
-    """One item of an odd size: a byte loop beats a ``memcpy`` call for short items."""
-    cdef intp_t k
-    if size <= 16:
-        for k in range(size):
-            d[k] = s[k]
-    else:
+    """One item of an odd size: up to 16 bytes, two loads of 2, 4 or 8 bytes (at the start
+    and at the end, overlapping) then two stores, where a byte loop became a ``memcpy``
+    call per item; larger items by ``memcpy``."""
+    cdef uint16_t a2, b2
+    cdef uint32_t a4, b4
+    cdef uint64_t a8, b8
+    if size > 16:
         memcpy(d, s, size)
+    elif size >= 8:
+        memcpy(&a8, s, 8)
+        memcpy(&b8, s + size - 8, 8)
+        memcpy(d, &a8, 8)
+        memcpy(d + size - 8, &b8, 8)
+    elif size >= 4:
+        memcpy(&a4, s, 4)
+        memcpy(&b4, s + size - 4, 4)
+        memcpy(d, &a4, 4)
+        memcpy(d + size - 4, &b4, 4)
+    elif size >= 2:
+        memcpy(&a2, s, 2)
+        memcpy(&b2, s + size - 2, 2)
+        memcpy(d, &a2, 2)
+        memcpy(d + size - 2, &b2, 2)
+    elif size == 1:
+        d[0] = s[0]
 
 
 cdef inline void _fill_odd(char* d, const char* s, intp_t size, intp_t n1) noexcept nogil:
@@ -140,6 +158,9 @@ cdef void _rows_any(intp_t size, intp_t n0, intp_t s0, intp_t d0,
     cdef intp_t i, j
     cdef const char* s
     cdef char* d
+    if s1 == 0 and d1 == size and n1 >= 2 and lzb_fill_odd_rows(dst, d0, src, s0, n0, size,
+                                                                  n1 * size):
+        return  # (SSSE3 byte shuffles: items of 3 to 15 bytes)
     for i in range(n0):
         s = src + i * s0
         d = dst + i * d0

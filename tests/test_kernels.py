@@ -226,10 +226,13 @@ def test_plan_merges_contiguous_and_broadcast_axes():
 @pytest.mark.parametrize("outer", ["transposed", "reversed", "broadcast-between"])
 def test_short_contiguous_runs_become_one_item(dtype, run, widened, outer):
     """A last axis contiguous in both buffers whose run is 2, 4, 8 or 16 bytes is planned as
-    one item of that size (the row kernels then loop over the axis before it); other runs,
-    and objects, keep their axis. The values are NumPy's either way, with 1 and 2 threads,
-    from a source at an odd byte offset."""
+    one item of that size (the row kernels then loop over the axis before it); so is a run
+    of another size under 16 bytes repeated along a short row (the axis before it broadcast:
+    a fill of one odd-sized item); other runs, and objects, keep their axis. The values are
+    NumPy's either way, with 1 and 2 threads, from a source at an odd byte offset."""
     dt = np.dtype(dtype)
+    if outer == "broadcast-between" and dt != object and run * dt.itemsize < 16:
+        widened = True
     rows, cols = 37, 41
     base = _data((rows * cols * run * dt.itemsize + 1,), np.uint8)[1:]  # (odd address)
     if dt == object:
@@ -1615,20 +1618,51 @@ def test_rows_of_one_item_past_the_streaming_threshold(dtype, pad, fills_stream_
     _assert_same_bytes(out, np.broadcast_to(source, (rows, cols)))
 
 
-@pytest.mark.parametrize("size", [3, 5, 6, 7, 9, 12, 15, 24])
+@pytest.mark.parametrize("dtype, run", [(np.uint8, 3), (np.uint8, 7), (np.uint8, 15),
+                                        (np.int16, 3), (np.int16, 5), (np.float32, 3)])
+@pytest.mark.parametrize("width", [1, 2, 5, 40, 2047 // 3, 700])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_pixels_repeated_along_rows(dtype, run, width, threads, simd):
+    """(H, 1, C) -> (H, W, C), a pixel of C channels repeated along each row: under 16 bytes
+    a pixel and rows under ODD_ROW_MAX_BYTES (2048), the pixel is one item of the row kernels
+    (an odd size: byte shuffles); longer rows keep their items. NumPy's values, written into
+    a column slice of a wider output (the bytes around it unchanged) and into a packed one."""
+    dt = np.dtype(dtype)
+    pixel = run * dt.itemsize
+    rows = 67
+    source = _data((rows, 1, run), dt)
+    target = (rows, width, run)
+    plan = _kernels._plan_py(target, (run * dt.itemsize, 0, dt.itemsize),
+                             np.empty(target, dt).strides, dt.itemsize, details=True)
+    if 1 < width and width * pixel < 2048 and pixel < 16:
+        assert plan[0] == (rows, width) and plan[4] == pixel, plan
+    elif width * pixel >= 2048:
+        assert plan[4] == dt.itemsize, plan
+    view = lazybcast.broadcast_to(source, target)
+    _assert_same_bytes(view.materialize(threads=threads), _expected(source, target))
+    wide = np.full((rows, width + 2, run), 7, dt)
+    view.materialize(out=wide[:, 1:-1], threads=threads)
+    assert (wide[:, [0, -1]] == 7).all()
+    _assert_same_bytes(np.ascontiguousarray(wide[:, 1:-1]), _expected(source, target))
+
+
+@pytest.mark.parametrize("size", [3, 5, 6, 7, 9, 12, 13, 15, 24])
 @pytest.mark.parametrize("copies", [1, 2, 3, 4, 5, 8, 17])
-def test_runs_of_one_odd_sized_item_stay_in_their_rows(size, copies):
+@pytest.mark.parametrize("rows", [1, 9, 37, 203])
+@pytest.mark.parametrize("packed", [False, True], ids=["column slice", "packed"])
+def test_runs_of_one_odd_sized_item_stay_in_their_rows(size, copies, rows, packed, simd):
     """(N, 1) -> (N, k) of items of odd sizes: the copies of a row are written with stores
-    wider than an item, overlapping the next copy; each row's last copy is exact, so the
-    bytes between rows (a column slice of a wider output) and past the output stay as
-    they were."""
-    rows = 37
+    wider than an item, overlapping the next copy, and packed rows as byte shuffles whose
+    last store runs into the next row; each row's last copy is exact, so the bytes between
+    rows (a column slice of a wider output) and past the output stay as they were. The
+    source is read from a buffer that ends where its last item does."""
     dtype = np.dtype(f"V{size}")
     source = np.frombuffer(_data((rows * size,), np.uint8).tobytes(), dtype).reshape(rows, 1)
-    wide = copies + 2
+    wide, first = (copies, 0) if packed else (copies + 2, 1)
     guard = np.full(rows * wide * size + 64, 0xA5, np.uint8)
-    out = guard[:rows * wide * size].view(dtype).reshape(rows, wide)[:, 1:copies + 1]
+    out = guard[:rows * wide * size].view(dtype).reshape(rows, wide)[:, first:first + copies]
     lazybcast.broadcast_to(source, (rows, copies)).materialize(out=out)
     expected = np.full_like(guard, 0xA5)
-    expected[:rows * wide * size].view(dtype).reshape(rows, wide)[:, 1:copies + 1] = source
+    expected[:rows * wide * size].view(dtype).reshape(rows, wide)[:, first:first + copies] = (
+        source)
     assert guard.tobytes() == expected.tobytes()

@@ -152,13 +152,15 @@ def test_image_layouts_guarded(dtype, c, h, w, batch, to_hwc, slead, olead, gaps
 
 
 @fast
-@given(st.sampled_from([np.uint8, np.int16, np.float32, np.float64, np.complex128, "V3", "V16"]),
+@given(st.sampled_from([np.uint8, np.int16, np.float32, np.float64, np.complex128, "V3", "V5",
+                        "V7", "V12", "V15", "V16"]),
        st.integers(1, 300), st.one_of(st.integers(1, 70), st.integers(120, 260)),
        st.integers(0, 33), st.integers(0, 2),
        st.booleans())
 def test_repeat_rows_guarded(dtype, rows, k, olead, gap, flip_src):
-    """(N, 1) -> (N, k): overlapping stores, packed byte shuffles (n * len >= 1024) and
-    AVX2 rows (len >= 128 bytes), packed or with a gap between rows."""
+    """(N, 1) -> (N, k): overlapping stores, packed byte shuffles (n * len >= 1024; items
+    of odd sizes from 2 rows on) and AVX2 rows (len >= 128 bytes), packed or with a gap
+    between rows."""
     for limit in SIMD + [("SSSE3",), ("AVX2",)]:
         _kernels._limit_simd(limit)
         try:
