@@ -41,6 +41,7 @@ cdef struct Plan:
     bint cached     # the output stays in the cache: a long row broadcast over several is
                     # copied into all of them a chunk at a time (lzb_copy_down)
     bint tiled      # axes ndim-2 and ndim-1 are walked in tiles (a transposing copy)
+    bint source_order  # ... in the source's order (_tiles_in_source_order swapped them)
     # An advanced-index gather: axis `gaxis` (or -1) takes its source offsets from the table
     # `goffsets` (one per index, bounds-checked before) instead of from a stride.
     int gaxis

@@ -74,7 +74,8 @@ How bytes move, innermost first:
   to 4 items (image channels: CHW <-> HWC), which interleave or deinterleave in registers;
   a transpose too large for the cache goes through a staging block written out with
   non-temporal stores, in the source's order (blocks of whole source rows) where the
-  output's rows start on cache lines;
+  output's rows start on cache lines; so does one whose source is larger than L2 where the
+  process's first such transpose measured that order faster than the tiles;
 * an outer broadcast axis whose block is smaller than :data:`REPLICATE_CHUNK` bytes and
   contiguous in the destination is written once and replicated by doubling ``memcpy`` up to
   :data:`REPLICATE_COPY_BYTES` (a quarter of the L1 data cache), then (with AVX2) by aligned

@@ -220,57 +220,82 @@ cdef bint _copies_down(const Plan* p) noexcept:
                  or p.shape[last - 1] < 3))
 
 
-cdef double _time_transpose_rows(const char* src, char* dst, intp_t n, char* stage,
+cdef double _time_transpose_rows(const char* src, char* dst, intp_t n, intp_t m, char* stage,
                                  intp_t stage_bytes) except -1:
-    """Seconds for lzb_transpose_rows to transpose the ``n`` x ``n`` float32 ``src`` into
-    ``dst`` (both on cache lines) through ``stage_bytes`` of ``stage``, one thread."""
+    """Seconds for lzb_transpose_rows to transpose the float32 ``src`` of ``m`` rows of
+    ``n`` into ``dst`` (both on cache lines) through ``stage_bytes`` of ``stage``, one
+    thread."""
     from time import perf_counter
     cdef intp_t rows = _stage_rows(stage_bytes, 4, n)  # (as _tiles_rows stages float32)
     cdef double start = perf_counter()
     with nogil:
-        lzb_transpose_rows(src, 4 * n, dst, 4 * n, n, n, 4, stage, rows,
+        lzb_transpose_rows(src, 4 * n, dst, 4 * m, n, m, 4, stage, rows,
                            ROW_ORDER_RUN_BYTES // 4)
+    return perf_counter() - start
+
+
+cdef double _time_transpose_tiles(const char* src, char* dst, intp_t n, intp_t m) except -1:
+    """Seconds for the tiles (_tiles, in the output's order, ordinary stores) to transpose
+    the float32 ``src`` of ``m`` rows of ``n`` into ``dst``, one thread."""
+    from time import perf_counter
+    cdef Plan p
+    cdef intp_t shape[2]
+    cdef intp_t sstride[2]
+    cdef intp_t dstride[2]
+    cdef const char* s = src
+    cdef char* t = dst
+    shape[0], shape[1] = n, m
+    sstride[0], sstride[1] = 4, 4 * n
+    dstride[0], dstride[1] = 4 * m, 4
+    plan_init(&p, 2, shape, sstride, dstride, 4, False, &s, &t)
+    cdef double start = perf_counter()
+    with nogil:
+        plan_run(&p, s, t)
     return perf_counter() - start
 
 
 cdef int _calibrate_stage() except -1:
     """Choose the staging block of the transposes that read their source in order, once, at
-    the first one past the streaming threshold: a float32 transpose of n x n, the source
-    four times L2 (larger than L2, as those transposes' sources are; its output written
-    with non-temporal stores, as theirs is), and at least as many rows as the rule's block,
-    through TRANSPOSE_STAGE_BYTES and through TRANSPOSE_STAGE_SMALL_BYTES, best of 3 each,
-    taking turns (16 MiB and about 35 ms where L2 is 2 MiB). The small block is kept if it
-    is 1.1x faster: the Xeon VM's float32 transposes are 1.2x-1.35x faster with it for
-    sources of 4 to 64 MiB alike, Zen 5's 64 MiB one 1.2x slower."""
-    global _stage_calibrated, _rows_stage_bytes
-    cdef intp_t n, rule = _transpose_stage_bytes, small = TRANSPOSE_STAGE_SMALL_BYTES
+    the first one (_tiles_in_source_order): a float32 transpose of m rows of n, the source
+    twice L2 (larger than L2, as those transposes' sources are; its output written with
+    non-temporal stores, as theirs is) and its rows at least as long as the rule's block
+    holds rows, through TRANSPOSE_STAGE_BYTES and through TRANSPOSE_STAGE_SMALL_BYTES, best
+    of 3 each, taking turns (4 MiB, 512 rows of 2048, and about 10 ms where L2 is 2 MiB). The
+    small block is kept if it is 1.1x faster: the Xeon VM's float32 transposes are
+    1.2x-1.35x faster with it for sources of 4 to 64 MiB alike, Zen 5's 64 MiB one 1.2x
+    slower. The same transpose by the tiles in the output's order (ordinary stores) is timed
+    alongside: transposes below the streaming threshold take the source's order too if the
+    block kept is 1.1x faster than the tiles (_source_order_cached; the Xeon VM, 4-17 MB
+    outputs, one thread: 1.08x-2.1x faster with 32 kB, 0.8x-1.45x with the rule's)."""
+    global _stage_calibrated, _rows_stage_bytes, _source_order_cached
+    cdef intp_t n, m, rule = _transpose_stage_bytes, small = TRANSPOSE_STAGE_SMALL_BYTES
     cdef char* buf
     cdef char* src
     cdef char* dst
     cdef char* stage
-    cdef double ruled = 1e9, smaller = 1e9
+    cdef double ruled = 1e9, smaller = 1e9, tiled = 1e9
     cdef int r
     _stage_calibrated = True
+    _source_order_cached = False
     if rule <= small or not (lzb_cpu_in_use() & 4):
         return 0
-    from math import isqrt
-    # (4 x L2 bytes: L2 items of float32; at least as many rows as the rule's block holds,
-    # so that each block is timed whole; at most 2048 rows: TRANSPOSE_STAGE_BYTES' most)
-    n = min(2048, max(isqrt(L2_BYTES or 512 << 10), rule // ROW_ORDER_RUN_BYTES)) // 64 * 64
-    if n < 256:
-        return 0
-    buf = <char*>malloc(2 * n * n * 4 + 64 + rule)
+    # (rows as long as the rule's block holds rows, so that each block is timed whole: at
+    # most 2048, TRANSPOSE_STAGE_BYTES' most; as many as make 2 x L2 bytes, whole runs)
+    n = max(256, rule // ROW_ORDER_RUN_BYTES) // 64 * 64
+    m = max(64, 2 * (L2_BYTES or 512 << 10) // (4 * n) // 64 * 64)
+    buf = <char*>malloc(2 * n * m * 4 + 64 + rule)
     if buf == NULL:
         return 0
     src = buf + ((64 - (<size_t>buf & 63)) & 63)
-    dst = src + n * n * 4
-    stage = dst + n * n * 4
+    dst = src + n * m * 4
+    stage = dst + n * m * 4
     try:
         with nogil:
-            memset(src, 1, 2 * n * n * 4)
+            memset(src, 1, 2 * n * m * 4)
         for r in range(3):
-            ruled = min(ruled, _time_transpose_rows(src, dst, n, stage, rule))
-            smaller = min(smaller, _time_transpose_rows(src, dst, n, stage, small))
+            ruled = min(ruled, _time_transpose_rows(src, dst, n, m, stage, rule))
+            smaller = min(smaller, _time_transpose_rows(src, dst, n, m, stage, small))
+            tiled = min(tiled, _time_transpose_tiles(src, dst, n, m))
     except BaseException:
         _stage_calibrated = False  # (whatever failed: the next such transpose measures)
         raise
@@ -278,19 +303,18 @@ cdef int _calibrate_stage() except -1:
         free(buf)
     if smaller * 1.1 < ruled:
         _rows_stage_bytes = small
+    _source_order_cached = min(ruled, smaller) * 1.1 < tiled
     return 0
 
 
-cdef int _calibrate(intp_t reach, intp_t nbytes, bint tiled=False) except -1:
+cdef int _calibrate(intp_t reach, intp_t nbytes) except -1:
     """Measure what a copy needs measured and this process has not: the copies' and fills'
     thresholds once its ``reach`` (output bytes, plus the source a transpose reads) is
-    STREAM_BYTES_LOW or more, the staging block of transposes at the first ``tiled`` one
-    that streams, the fills' beyond the cache once its output (``nbytes``) is
-    STREAM_FILL_BEYOND or more."""
+    STREAM_BYTES_LOW or more, the fills' beyond the cache once its output (``nbytes``) is
+    STREAM_FILL_BEYOND or more. (The staging block of transposes in the source's order is
+    measured at the first: _tiles_in_source_order.)"""
     if reach >= _stream_low and not _stream_calibrated:
         _calibrate_stream()
-    if tiled and reach >= _stream_bytes and not _stage_calibrated:
-        _calibrate_stage()
     if nbytes >= _fill_beyond and _stream_calibrated:
         if not _fill_beyond_calibrated:
             _calibrate_fill_beyond()

@@ -86,6 +86,7 @@ cdef void _job_block(const Job* job, intp_t item, Plan* sub, const char** src,
     sub.stream_item = p.stream_item
     sub.cached = p.cached
     sub.tiled = p.tiled and sub.ndim >= 2
+    sub.source_order = p.source_order and sub.tiled
     sub.gaxis = p.gaxis - ax if p.gaxis >= 0 else -1
     sub.goffsets = p.goffsets
     for d in range(sub.ndim):
@@ -312,7 +313,7 @@ cdef int _run_plan(Plan* plan, const char* s, char* t, intp_t nbytes, int nthrea
     _last_nthreads = nthreads
     cdef intp_t source_bytes = _source_bytes(plan) if plan.tiled else 0
     cdef intp_t reach = nbytes + source_bytes
-    _calibrate(reach, nbytes, plan.tiled)
+    _calibrate(reach, nbytes)
     if _layout_batch(plan):
         # The first image by the layout kernel (threads as chosen for the whole), then the
         # others as a broadcast of it: a plain copy from the output, which the row kernels

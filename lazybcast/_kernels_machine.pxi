@@ -198,8 +198,9 @@ TRANSPOSE_STAGE_BYTES = min(512 << 10, max(32 << 10, (L2_BYTES or 256 << 10) // 
 TRANSPOSE_STAGE_SMALL_BYTES = 32 << 10
 
 #: A transpose reads its source in the source's order (_tiles_in_source_order) only if the
-#: source is larger than this, the L2 cache: one in L2 is read in any order at the same cost,
-#: and the order of the output's bands then writes better. Zen 4 (L2 1 MiB), a 256x256
+#: source is larger than this, the L2 cache (and its output streams, or the first such
+#: transpose measured that order faster: _calibrate_stage): one in L2 is read in any order
+#: at the same cost, and the order of the output's bands then writes better. Zen 4 (L2 1 MiB), a 256x256
 #: float32 plane repeated to 48 MiB, one / two threads: 5.2-5.3 / 2.7 ms in the output's
 #: order, 7.8 / 5.0-5.3 ms in the source's (benchmarks/RESULTS.md, "Transposes in the
 #: source's order").
@@ -336,6 +337,8 @@ cdef intp_t _replicate_copy = REPLICATE_COPY_BYTES
 cdef intp_t _transpose_stage_bytes = TRANSPOSE_STAGE_BYTES
 cdef intp_t _rows_stage_bytes = 0  # (lzb_transpose_rows' block when measured apart; 0: the above)
 cdef bint _stage_calibrated = False
+cdef bint _source_order_cached = False  # (measured: transposes below the streaming threshold
+                                        # take the source's order too; _calibrate_stage)
 cdef intp_t _row_order_source = ROW_ORDER_SOURCE_BYTES
 cdef intp_t _chunk_bytes = CHUNK_BYTES
 cdef intp_t _thread_block_min = THREAD_BLOCK_MIN_BYTES
@@ -380,6 +383,19 @@ def _rows_stage(state=None):
         nbytes = _size_or(nbytes, 0, "nbytes")
         _stage_calibrated = bool(measured)
         _rows_stage_bytes = 0 if nbytes == _transpose_stage_bytes else nbytes
+    return before
+
+
+def _source_order_in_cache(value=None):
+    """Test hook: whether transposes below the streaming threshold take the source's order
+    too (what _calibrate_stage measured, or ``value``: a bool sets it, and the staging
+    block is then not measured any more; _rows_stage restores that). Returns the value
+    before."""
+    global _source_order_cached, _stage_calibrated
+    before = bool(_source_order_cached)
+    if value is not None:
+        _source_order_cached = bool(value)
+        _stage_calibrated = True
     return before
 
 

@@ -186,6 +186,7 @@ cdef int plan_init(Plan* p, int ndim, const intp_t* shape, const intp_t* sstride
     p.stream_item = False
     p.cached = True
     p.tiled = False
+    p.source_order = False
     p.gaxis = -1
     p.goffsets = NULL
     for d in range(ndim):

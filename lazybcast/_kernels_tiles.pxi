@@ -18,7 +18,7 @@ cdef void _tiles(const Plan* p, const char* src, char* dst) noexcept nogil:
         _rows_dispatch(size, p.shape[a], p.sstride[a], p.dstride[a], p.shape[b],
                        p.sstride[b], p.dstride[b], src, dst, False, p.cached)
         return
-    if p.stream and p.sstride[b] == size and p.dstride[a] == size and _tiles_rows(p, src, dst):
+    if p.source_order and _tiles_rows(p, src, dst):
         return  # (in the source's order: _tiles_in_source_order)
     if (p.stream and p.sstride[a] == size and p.dstride[b] == size
             and _tiles_staged(p, tile, src, dst)):
@@ -109,14 +109,16 @@ cdef inline intp_t _stage_rows(intp_t stage_bytes, intp_t size, intp_t n) noexce
 
 cdef intp_t _tiles_in_source_order(Plan* p, const char** src, char** dst, intp_t block_bytes,
                                    intp_t source_bytes) except -1:
-    """Before a streamed transpose is cut into blocks (_run_plan): swap its last two axes,
-    so that the blocks (and threads) take whole source rows, which lzb_transpose_rows reads
-    in order, instead of bands of the output, which read a short piece of every source row.
-    Only for rows that start on cache lines (the runs written must too), items of 1 to 16
-    bytes, a staging block set, vector code compiled in (SSE2), a block that holds a run of
-    whole source rows, a source (``source_bytes`` read) larger than ROW_ORDER_SOURCE_BYTES
-    (L2), and no small repeated plane (written once and copied by _run: each would be
-    transposed again). The source rows up to the output's first line boundary are
+    """Before a transpose is cut into blocks (_run_plan): swap its last two axes, so that the
+    blocks (and threads) take whole source rows, which lzb_transpose_rows reads in order and
+    writes out with non-temporal stores, instead of bands of the output, which read a short
+    piece of every source row. Only for rows that start on cache lines (the runs written
+    must too), items of 1 to 16 bytes, a staging block set, vector code compiled in (SSE2),
+    a block that holds a run of whole source rows, a source (``source_bytes`` read) larger
+    than ROW_ORDER_SOURCE_BYTES (L2), and no small repeated plane (written once and copied
+    by _run: each would be transposed again); and for an output that streams, or where the
+    first such transpose measured this order faster than the tiles (_calibrate_stage, which
+    runs then). The source rows up to the output's first line boundary are
     copied first, on their own (_run_peel), and the blocks hold whole runs, so that the runs
     start on lines (in the first plane, and in every plane whose stride is a multiple of 64
     bytes). Returns the bytes per block (``block_bytes``, or a whole number of runs)."""
@@ -124,7 +126,7 @@ cdef intp_t _tiles_in_source_order(Plan* p, const char** src, char** dst, intp_t
     cdef intp_t t, size = p.itemsize, cols = ROW_ORDER_RUN_BYTES // p.itemsize, rows
     cdef intp_t lead = (64 - (<size_t>dst[0] & 63)) & 63
     cdef Plan peel
-    if not (p.tiled and p.stream and _transpose_stage_bytes > 0 and lzb_cpu_in_use() & 4
+    if not (p.tiled and _transpose_stage_bytes > 0 and lzb_cpu_in_use() & 4
             and source_bytes > _row_order_source and size <= 16 and size & (size - 1) == 0
             and p.sstride[a] == size and p.dstride[b] == size
             and p.dstride[a] & 63 == 0 and lead % size == 0
@@ -134,6 +136,11 @@ cdef intp_t _tiles_in_source_order(Plan* p, const char** src, char** dst, intp_t
     for d in range(a):
         if p.sstride[d] == 0 and p.dblock[d] > 0 and p.dstride[d] < _replicate_chunk:
             return block_bytes
+    if not _stage_calibrated:
+        _calibrate_stage()
+    if not (p.stream or _source_order_cached):
+        return block_bytes
+    p.source_order = True
     t = p.shape[a]; p.shape[a] = p.shape[b]; p.shape[b] = t
     t = p.sstride[a]; p.sstride[a] = p.sstride[b]; p.sstride[b] = t
     t = p.dstride[a]; p.dstride[a] = p.dstride[b]; p.dstride[b] = t
@@ -202,7 +209,7 @@ cdef int _run_peel(const Plan* peel, const char* src, char* dst) except -1:
 
 
 cdef bint _tiles_rows(const Plan* p, const char* src, char* dst) noexcept nogil:
-    """A streamed transpose in the source's order (source rows along the last axis but one:
+    """A transpose in the source's order (source rows along the last axis but one:
     _tiles_in_source_order), through a staging block of about TRANSPOSE_STAGE_BYTES
     (lzb_transpose_rows; or TRANSPOSE_STAGE_SMALL_BYTES where _calibrate_stage measured it
     faster). False (nothing done) for other item sizes or a block that cannot be

@@ -791,19 +791,32 @@ def test_transposes_in_the_source_order_stay_in_their_rows(dtype, simd):
                 assert (blocks >= 2) if width == lined_width else (blocks == 0), case
 
 
+@pytest.fixture
+def source_order():
+    """Sets whether transposes below the streaming threshold take the source's order, for
+    one test, then restores what this process measured (or that it has not yet)."""
+    rows, cached = _kernels._rows_stage(), _kernels._source_order_in_cache()
+    yield _kernels._source_order_in_cache
+    _kernels._source_order_in_cache(cached)
+    _kernels._rows_stage(rows)
+
+
+@pytest.mark.parametrize("in_cache", [False, True], ids=["streamed only", "in the cache too"])
 @pytest.mark.parametrize("ni, nj, repeated", [
     (700, 1536, True),  # a plane larger than L2: transposed alone, then copied
     (256, 256, True),  # a plane that stays in L2: the output's order
     (40, 64, True),  # small planes, written once and copied: the output's order
     (40, 64, False),  # distinct planes, each 16 bytes further into a line
 ])
-def test_planes_transposed_in_the_source_order(ni, nj, repeated, simd, copy_threshold):
+def test_planes_transposed_in_the_source_order(ni, nj, repeated, in_cache, simd,
+                                               copy_threshold, source_order):
     """Transposed planes, one plane repeated along a broadcast axis or one plane per source
     plane, into rows that start on cache lines, with or without the output starting on one
     (NumPy's arrays start 16 bytes into a line). The source's order is for sources larger
-    than L2 (ROW_ORDER_SOURCE_BYTES) that stream; a repeated plane of 64 kB or more is
-    transposed once, alone (in the source's order only if it streams on its own: plane and
-    source past the threshold), and copied into the others (_run_plan); smaller ones are
+    than L2 (ROW_ORDER_SOURCE_BYTES) that stream, or that do not where the machine measured
+    it faster (set here both ways); a repeated plane of 64 kB or more is transposed once,
+    alone (in the source's order if the plane alone would take it: a plane and its source
+    past the threshold, or not), and copied into the others (_run_plan); smaller ones are
     written once per block of work and copied, in the output's order. With distinct planes
     whose stride is not a multiple of 64 bytes, the planes after the first start inside a
     line (the short runs' unaligned heads and tails). Values are
@@ -811,7 +824,8 @@ def test_planes_transposed_in_the_source_order(ni, nj, repeated, simd, copy_thre
     planes = copy_threshold // (4 * ni * nj) + 2
     source_bytes = ni * nj * 4 * (1 if repeated else planes)
     streams = (2 * ni * nj * 4 if repeated else planes * ni * nj * 4) >= copy_threshold
-    takes = streams and source_bytes > _kernels.ROW_ORDER_SOURCE_BYTES
+    takes = (streams or in_cache) and source_bytes > _kernels.ROW_ORDER_SOURCE_BYTES
+    source_order(in_cache)
     shape = (planes, ni, nj)
     if repeated:
         source = _data((nj, ni), np.float32).T[None]
@@ -1090,10 +1104,12 @@ def test_first_large_copy_reports_its_own_threads():
     assert out == ["1", "3"]
 
 
-def test_transposes_measure_their_staging_block_at_the_first_streamed_one():
-    """The staging block of transposes in the source's order is measured once, by the first
-    transpose past the streaming threshold (not by a smaller one), and is then one of the
-    two candidates; the transposes hold NumPy's values before and after."""
+def test_transposes_measure_their_staging_block_at_the_first_in_the_source_order():
+    """The staging block of transposes in the source's order (and whether those below the
+    streaming threshold take that order) is measured once, by the first transpose that
+    could take it, a source larger than L2 whether it streams or not (not by a smaller
+    one), and is then one of the two candidates; the transposes hold NumPy's values before
+    and after, and a transpose past the threshold measures nothing more."""
     out = _fresh_process(
         "import math, numpy as np, lazybcast\n"
         "from lazybcast import _kernels\n"
@@ -1102,13 +1118,15 @@ def test_transposes_measure_their_staging_block_at_the_first_streamed_one():
         "    return np.array_equal(lazybcast.broadcast_to(src, src.shape).materialize(), src)\n"
         "small = transpose(256)\n"
         "before = _kernels._rows_stage()[0]\n"
-        "n = (math.isqrt(_kernels.stream_threshold() // 8) // 64 + 1) * 64  # (reach past it)\n"
-        "large = transpose(n)\n"
+        "mid = transpose((math.isqrt(_kernels.ROW_ORDER_SOURCE_BYTES // 4) // 64 + 1) * 64)\n"
         "measured, block = _kernels._rows_stage()\n"
-        "print(small, before, large, measured,\n"
+        "in_cache = _kernels._source_order_in_cache()\n"
+        "n = (math.isqrt(_kernels.stream_threshold() // 8) // 64 + 1) * 64  # (reach past it)\n"
+        "print(small, before, mid, measured,\n"
         "      block in (_kernels.TRANSPOSE_STAGE_BYTES, _kernels.TRANSPOSE_STAGE_SMALL_BYTES),\n"
-        "      transpose(n - 64), _kernels._rows_stage() == (measured, block))\n")
-    assert out == ["True", "False", "True", "True", "True", "True", "True"]
+        "      transpose(n), _kernels._rows_stage() == (measured, block),\n"
+        "      _kernels._source_order_in_cache() == in_cache)\n")
+    assert out == ["True", "False", "True", "True", "True", "True", "True", "True"]
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.float32, np.complex128])
