@@ -260,7 +260,7 @@ cdef int _calibrate_stage() except -1:
     twice L2 (larger than L2, as those transposes' sources are; its output written with
     non-temporal stores, as theirs is) and its rows at least as long as the rule's block
     holds rows, through TRANSPOSE_STAGE_BYTES and through TRANSPOSE_STAGE_SMALL_BYTES, best
-    of 3 each, taking turns (4 MiB, 512 rows of 2048, and about 10 ms where L2 is 2 MiB). The
+    of 3 each, taking turns (4 MiB, 512 rows of 2048, and 13-15 ms where L2 is 2 MiB). The
     small block is kept if it is 1.1x faster: the Xeon VM's float32 transposes are
     1.2x-1.35x faster with it for sources of 4 to 64 MiB alike, Zen 5's 64 MiB one 1.2x
     slower. The same transpose by the tiles in the output's order (ordinary stores) is timed

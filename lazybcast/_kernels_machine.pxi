@@ -193,8 +193,8 @@ TRANSPOSE_STAGE_BYTES = min(512 << 10, max(32 << 10, (L2_BYTES or 256 << 10) // 
 #: uint8 15.9 / 8.4 -> 11.9 / 6.0; Zen 5 (family 26 model 2, L2 1 MiB: 256 kB) float32 5.2
 #: with 256 kB, 6.4 with 32 kB (benchmarks/RESULTS.md, "A shared cache larger than a VM's
 #: share"). On the Xeon VM the gain is the same for sources of 4 to 64 MiB (1.2x-1.35x), so
-#: the measurement transposes a source of four times L2, or larger to hold as many rows as
-#: the rule's block (16 MiB there: 2048 rows of 256 bytes).
+#: the measurement transposes a source of twice L2 whose rows are as long as the rule's
+#: block holds rows (4 MiB there: 512 rows of 2048 float32).
 TRANSPOSE_STAGE_SMALL_BYTES = 32 << 10
 
 #: A transpose reads its source in the source's order (_tiles_in_source_order) only if the
