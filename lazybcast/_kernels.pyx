@@ -62,13 +62,15 @@ How bytes move, innermost first:
 * a run contiguous in both buffers is one ``memcpy`` (non-temporal stores for outputs past
   :data:`STREAM_BYTES`);
 * a run that repeats one source item is a ``memset`` if the item's bytes are all equal, else
-  (items of 1 to 16 bytes) overlapping word or vector stores, row by row, or, for many short
-  rows packed together, byte shuffles of 16 source bytes at a time (``np.repeat``), or, when
-  long, replication;
+  (items of 1, 2, 4, 8 or 16 bytes) overlapping word or vector stores, row by row, or, for
+  many short rows packed together, byte shuffles of 16 source bytes at a time
+  (``np.repeat``), or, when long, replication; items of 3, 5-7 or 9-15 bytes (records, and a
+  pixel repeated along a row under 2 kB, planned as one item) are byte shuffles (SSSE3);
 * a reversed run of 1-, 2-, 4- or 8-byte items is reversed 32 (AVX2) or 16 bytes at a time
   in a register;
   any other strided run is a typed loop (item sizes 1, 2, 4, 8 and 16 bytes have their own;
-  any other size goes through ``memcpy`` of the item size);
+  other sizes up to 16 bytes two overlapping loads and stores per item, larger ones
+  ``memcpy``);
 * a transposing pair of axes is walked in tiles through a 32 kB buffer, written out with
   register transposes of 16-byte rows (items of 1, 2, 4 and 8 bytes), unless one side has 2
   to 4 items (image channels: CHW <-> HWC), which interleave or deinterleave in registers;

@@ -303,7 +303,8 @@ cdef int _calibrate_stage() except -1:
         free(buf)
     if smaller * 1.1 < ruled:
         _rows_stage_bytes = small
-    _source_order_cached = min(ruled, smaller) * 1.1 < tiled
+        ruled = smaller  # (the time of the block kept)
+    _source_order_cached = ruled * 1.1 < tiled
     return 0
 
 

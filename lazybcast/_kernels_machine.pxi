@@ -199,11 +199,11 @@ TRANSPOSE_STAGE_SMALL_BYTES = 32 << 10
 
 #: A transpose reads its source in the source's order (_tiles_in_source_order) only if the
 #: source is larger than this, the L2 cache (and its output streams, or the first such
-#: transpose measured that order faster: _calibrate_stage): one in L2 is read in any order
-#: at the same cost, and the order of the output's bands then writes better. Zen 4 (L2 1 MiB), a 256x256
-#: float32 plane repeated to 48 MiB, one / two threads: 5.2-5.3 / 2.7 ms in the output's
-#: order, 7.8 / 5.0-5.3 ms in the source's (benchmarks/RESULTS.md, "Transposes in the
-#: source's order").
+#: transpose measured that order faster: _calibrate_stage): one in L2 is read in any
+#: order at the same cost, and the order of the output's bands then writes better. Zen 4
+#: (L2 1 MiB), a 256x256 float32 plane repeated to 48 MiB, one / two threads: 5.2-5.3 /
+#: 2.7 ms in the output's order, 7.8 / 5.0-5.3 ms in the source's (benchmarks/RESULTS.md,
+#: "Transposes in the source's order").
 ROW_ORDER_SOURCE_BYTES = L2_BYTES or (512 << 10)
 
 #: Candidate streaming thresholds (bytes), from the shared cache counted (L3_BYTES). LOW is

@@ -1,7 +1,8 @@
 # Included by _kernels.pyx. Planning (GIL held, may raise): plan_init turns an n-d copy
 # description into a Plan -- size-1 axes dropped, destination strides made positive, axes
 # ordered by destination stride and merged where contiguous in both buffers, a last run
-# of 2, 4, 8 or 16 bytes taken as one item (Plan.itemsize is then the run's), a transposing
+# of 2, 4, 8 or 16 bytes taken as one item (Plan.itemsize is then the run's; a run of
+# another size under 16 bytes too, as the item of a short row fill), a transposing
 # pair chosen for tiles, the channel axis of an image moved last, a gather's index axis kept
 # with its table of offsets.
 
@@ -38,7 +39,8 @@ cdef void _widen_items(Plan* p) noexcept:
     of a row of a few items per call: 8-byte runs of a u1 source transposed and repeated,
     ``(512, 4096, 3, 8)`` of strides ``(8, 4096, 0, 1)``, ... Runs of other sizes under 16
     bytes become one item only as the item of a row fill shorter than ODD_ROW_MAX_BYTES (the
-    axis before is broadcast, packed, and not the outermost), for lzb_fill_odd_rows' byte
+    axis before is broadcast and packed, and the one before that is not broadcast: a whole
+    output of one pixel is replicated instead), for lzb_fill_odd_rows' byte
     shuffles: ``(100, 1, 3) -> (100, 100, 3)`` u1 4.3 -> 1.0 us, ``(1000, 1, 7) -> (1000,
     16, 7)`` 26.4 -> 2.8 us (same Xeon, one thread). The bytes moved are the same; objects
     keep their items (reference counts)."""

@@ -1,6 +1,7 @@
 /* Rows of one repeated item, the fill kernel of lazybcast/_kernels.pyx, built on
- * _kernels_simd.h: every one-item fill goes through lzb_fill_rows (rows of a broadcast
- * column, (N, 1) -> (N, k), whole outputs of one scalar).
+ * _kernels_simd.h: every one-item fill of 1, 2, 4, 8 or 16 bytes goes through lzb_fill_rows
+ * (rows of a broadcast column, (N, 1) -> (N, k), whole outputs of one scalar), of 3, 5-7 or
+ * 9-15 bytes through lzb_fill_odd_rows (byte shuffles, SSSE3: packed records, RGB pixels).
  *
  * Contents:
  *   lzb_fill_rows: the entry; it picks, once per call,

@@ -82,7 +82,7 @@ static __m128i lzb_channel_table[2][3][3][16];
         }                                                                                   \
     }
 
-/* From pixel i on (a multiple of 16 / size). */
+/* From pixel i on (any: the groups' loads and stores are unaligned). */
 __attribute__((target("ssse3")))
 static Py_ssize_t lzb_channels_ssse3(char *dst, Py_ssize_t dplane, const char *src,
                                      Py_ssize_t splane, Py_ssize_t i, Py_ssize_t n,

@@ -88,7 +88,7 @@ cdef void plan_run(const Plan* p, const char* src, char* dst) noexcept nogil:
     """Copy everything ``p`` describes. ``p`` must come from :c:func:`plan_init`."""
     if not p.empty:
         _run(p, 0, src, dst)
-        if p.stream or p.stream_fill:
+        if p.stream or p.stream_fill or p.source_order:  # (source order: non-temporal runs)
             lzb_stream_fence()
 
 

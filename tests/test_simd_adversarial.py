@@ -159,8 +159,8 @@ def test_image_layouts_guarded(dtype, c, h, w, batch, to_hwc, slead, olead, gaps
        st.booleans())
 def test_repeat_rows_guarded(dtype, rows, k, olead, gap, flip_src):
     """(N, 1) -> (N, k): overlapping stores, packed byte shuffles (n * len >= 1024; items
-    of odd sizes from 2 rows on) and AVX2 rows (len >= 128 bytes), packed or with a gap
-    between rows."""
+    of odd sizes from two groups of 16 // size rows on, groups of at most 128 bytes, the
+    rest per row) and AVX2 rows (len >= 128 bytes), packed or with a gap between rows."""
     for limit in SIMD + [("SSSE3",), ("AVX2",)]:
         _kernels._limit_simd(limit)
         try:
