@@ -50,6 +50,7 @@ KERNEL_PARTS = [
     "lazybcast/_kernels.pxd",
     "lazybcast/_kernels_simd.h",
     "lazybcast/_kernels_simd_fill.h",
+    "lazybcast/_kernels_simd_fill_odd.h",
     "lazybcast/_kernels_simd_layout.h",
     "lazybcast/_kernels_simd_reverse.h",
     "lazybcast/_kernels_simd_tiles.h",

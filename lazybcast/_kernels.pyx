@@ -37,6 +37,8 @@ between them is a direct C call, inlined where marked ``inline``):
                              time): the CPU's answer, copies, streaming stores
 ``_kernels_simd_fill.h``     rows of one repeated item: packed shuffles (np.repeat), ``rep
                              stos``, overlapping word and vector stores
+``_kernels_simd_fill_odd.h`` the same for items of odd sizes (3, 5-7, 9-15 bytes): byte
+                             shuffles
 ``_kernels_simd_repeat.h``   a block or row written once and repeated: copied forward, swept
                              out from its first two periods, copied down a column
 ``_kernels_simd_reverse.h``  the vector code of reversed runs (SSE2, AVX2)
@@ -142,6 +144,8 @@ cdef extern from "_kernels_simd_repeat.h":
 cdef extern from "_kernels_simd_fill.h":
     int lzb_fill_rows(char* dst, intp_t dstep, const char* src, intp_t sstep, intp_t n,
                       intp_t size, intp_t len) noexcept nogil
+
+cdef extern from "_kernels_simd_fill_odd.h":
     int lzb_fill_odd_rows(char* dst, intp_t dstep, const char* src, intp_t sstep, intp_t n,
                           intp_t size, intp_t len) noexcept nogil
 

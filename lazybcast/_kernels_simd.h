@@ -14,8 +14,9 @@
  *   copy, fill with a byte and fill with an item;
  *   lzb_repeat64, lzb_splat128: one item repeated over a word or a vector;
  *   lzb_all_zero.
- * Rows of one repeated item are in _kernels_simd_fill.h, a block or row repeated in
- * _kernels_simd_repeat.h, reversed runs in _kernels_simd_reverse.h.
+ * Rows of one repeated item are in _kernels_simd_fill.h (odd sizes:
+ * _kernels_simd_fill_odd.h), a block or row repeated in _kernels_simd_repeat.h, reversed
+ * runs in _kernels_simd_reverse.h.
  */
 #ifndef LAZYBCAST_KERNELS_SIMD_H
 #define LAZYBCAST_KERNELS_SIMD_H
