@@ -200,35 +200,71 @@ static Py_ssize_t lzb_repeat_packed_ssse3(char *dst, const char *src, Py_ssize_t
 
 #if defined(LZB_X86_DISPATCH)
 /* Packed rows of 4- or 8-byte items (row i at dst + i * len, item i at src + i * size; an
-   8-byte item is two 32-bit words): each 32 source bytes (8 / (size / 4) items) become
-   k = len / size output vectors, each one vpermd of them. The k index vectors (k <= 32) are
-   built per call. Returns how many rows it wrote (whole groups); the caller writes the rest.
-   Reads at most n * size source bytes and writes at most n * len. */
+   8-byte item is two 32-bit words), k = len / size items a row (k <= 32): np.repeat by
+   32-bit words. Output word w holds source word lzb_repeat_word(w). The stores are 32-byte
+   aligned: the first `head` words (up to the output's first 32-byte boundary) and the words
+   after the last whole group, up to a row's end, are copied one by one; in between, store v
+   of group p (v < k) writes output words head + 8 (k p + v) .. + 7, one vpermd of the 8
+   source words from base[v] + 8 p, since every k stores the output moves on by 8 / words
+   rows and the source by 8 words. Unaligned 32-byte stores, 16 bytes into a line as NumPy's
+   large arrays start, straddled a line every other store (measured in the note above
+   lzb_repeat_rows_avx2, and on the Xeon VM in benchmarks/RESULTS.md: (32768, 1) ->
+   (32768, k) float32 at 0.71-0.84 of memset). Returns how many rows it wrote (from the
+   first), 0 when this path does not apply (the output not 4-byte aligned, an 8-byte item
+   whose store would span more than 8 source words, or too few rows for one group); the
+   caller writes the rest. Reads only source words below n * size / 4 and writes only output
+   words of the rows it returns. */
+static inline Py_ssize_t lzb_repeat_word(Py_ssize_t w, Py_ssize_t row_words,
+                                         Py_ssize_t words) {
+    return (w / row_words) * words + w % words;
+}
+
 __attribute__((target("avx2")))
 static Py_ssize_t lzb_repeat_packed_avx2(char *dst, const char *src, Py_ssize_t n,
                                          Py_ssize_t size, Py_ssize_t len) {
     __m256i idx[32];
+    Py_ssize_t base[32];
     int32_t lane[8];
-    Py_ssize_t words = size / 4, k = len / size, items, groups, p, v, t, g;
-    if ((size != 4 && size != 8) || k < 1 || k > 32 || len != k * size)
+    Py_ssize_t words = size / 4, k = len / size, rw, head, groups, p, v, t, w, stop, last;
+    if ((size != 4 && size != 8) || k < 1 || k > 32 || len != k * size || n < 1
+            || ((uintptr_t)dst & 3) != 0)
         return 0;
-    items = 8 / words;
-    groups = n / items;
+    rw = k * words;  /* output words a row */
+    head = (Py_ssize_t)(((32 - ((uintptr_t)dst & 31)) & 31) / 4);
     for (v = 0; v < k; v++) {
+        w = head + 8 * v;
+        base[v] = (w / rw) * words;  /* the first word of the item of the store's first word */
         for (t = 0; t < 8; t++) {
-            g = v * 8 + t;  /* output word g of a group comes from word g % words of item
-                               g / (k * words) */
-            lane[t] = (int32_t)((g / (k * words)) * words + g % words);
+            Py_ssize_t d = lzb_repeat_word(w + t, rw, words) - base[v];
+            if (d < 0 || d > 7)
+                return 0;
+            lane[t] = (int32_t)d;
         }
         idx[v] = _mm256_loadu_si256((const __m256i *)lane);
     }
+    /* Whole groups: every load inside the source's n * words words, every store inside
+       the output's n * rw words (base[] grows with v). */
+    if (n * words < base[k - 1] + 8 || n * rw < head + 8 * k)
+        return 0;
+    groups = (n * words - base[k - 1] - 8) / 8 + 1;
+    if (groups > (n * rw - head) / (8 * k))
+        groups = (n * rw - head) / (8 * k);
+    for (w = 0; w < head; w++)
+        memcpy(dst + 4 * w, src + 4 * lzb_repeat_word(w, rw, words), 4);
     for (p = 0; p < groups; p++) {
-        __m256i x = _mm256_loadu_si256((const __m256i *)(src + p * 32));
-        char *q = dst + p * 32 * k;
+        char *q = dst + 4 * (head + 8 * k * p);
+        const char *s = src + 32 * p;
         for (v = 0; v < k; v++)
-            _mm256_storeu_si256((__m256i *)(q + 32 * v), _mm256_permutevar8x32_epi32(x, idx[v]));
+            _mm256_store_si256((__m256i *)(q + 32 * v),
+                               _mm256_permutevar8x32_epi32(
+                                   _mm256_loadu_si256((const __m256i *)(s + 4 * base[v])),
+                                   idx[v]));
     }
-    return groups * items;
+    last = head + 8 * k * groups;  /* the words written so far; finish the row they end in */
+    stop = (last + rw - 1) / rw * rw;
+    for (w = last; w < stop; w++)
+        memcpy(dst + 4 * w, src + 4 * lzb_repeat_word(w, rw, words), 4);
+    return stop / rw;
 }
 #endif
 

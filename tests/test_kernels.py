@@ -1460,6 +1460,35 @@ def test_packed_rows_of_whole_vectors_at_every_line_offset(dtype, simd):
                     lined[...] = 0xA5
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_word_permutes_from_every_word_offset(dtype, simd):
+    """Packed (N, 1) -> (N, k) rows of 4- and 8-byte items (k up to 32) are word permutes
+    with 32-byte aligned stores (AVX2): the words before the output's first 32-byte boundary
+    and after its last whole group are copied one by one, and an 8-byte item 4 bytes off its
+    alignment must not let a store need more than 8 source words. Every word offset in a
+    32-byte unit, every k from 1 to 33, row counts from the fewest the kernel takes (one
+    group, plus the source words the last store loads) to a partial group, one and two
+    threads: NumPy's values, and the bytes around the output untouched."""
+    dtype = np.dtype(dtype)
+    size = dtype.itemsize
+    for k in range(1, 34):
+        for rows in sorted({-(-4096 // (k * size)), 8 // (size // 4) + 8, 37, 1037}):
+            source = _data((rows, 1), dtype)
+            want = _expected(source, (rows, k)).tobytes()
+            for offset in range(0, 32, 4):
+                raw, lined = _lined(rows * k * size, offset)
+                out = np.ndarray((rows, k), dtype, lined)  # (4 bytes off an item's alignment)
+                for threads in (1, 2):
+                    lazybcast.broadcast_to(source, (rows, k)).materialize(out=out,
+                                                                          threads=threads)
+                    case = (k, rows, offset, threads)
+                    assert out.tobytes() == want, case
+                    start = lined.ctypes.data - raw.ctypes.data
+                    assert (raw[:start] == 0xA5).all(), case
+                    assert (raw[start + rows * k * size:] == 0xA5).all(), case
+                    lined[...] = 0xA5
+
+
 @pytest.mark.parametrize("dtype", [np.int16, np.float32, np.float64])
 @pytest.mark.parametrize("level", [None, ("SSSE3", "AVX2"), ()])
 def test_long_item_rows_stay_inside_their_rows(dtype, level):
