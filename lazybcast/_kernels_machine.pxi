@@ -292,11 +292,16 @@ AUTO_THREADS_BYTES = _env_bytes("LAZYBCAST_AUTO_THREADS_BYTES") or (
 #: Outputs from this size up to AUTO_THREADS_BYTES use two threads too, when materialize() is
 #: not told how many, if they come in a loop: a helper is spinning from a previous copy, or
 #: the copy is the third in a row, each started within 50 us of the previous one's end
-#: (_loop_threads). One core's L2 cache, at least 128 kB: an output that fits there is
-#: written by one core faster than blocks can be shared (Zen 3, 512 KiB L2, a spinning
-#: helper, rows of 256 float64: 256 kB 4.6 -> 4.4 us, 512 kB 10.1 -> 7.8 us, 1 MB 20.7 ->
-#: 14.3 us, 2 MB 52.8 -> 28.1 us with two threads; benchmarks/RESULTS.md, "Two threads in
-#: loops"). Off where helpers do not spin (HELPER_SPIN_US under 50, one CPU, Windows).
+#: (_loop_threads). One core's L2 cache, at least 128 kB. Below it two threads write faster
+#: in a loop, but the output then lies half in the other core's cache, and whoever reads it
+#: next on the caller's thread pays more than the write saved: Xeon VM (GenuineIntel family
+#: 6 model 167, L2 2 MiB), rows of 1024 float64, loops, one / two threads, write + read
+#: (`out.sum()`) right after, medians of 80, two runs (benchmarks/threads_reader.py): 512 KiB
+#: 30.4-32.7 / 35.8-35.9 us, 1 MiB 44.4-50.2 / 56.4-57.9, 2 MiB 133.5-144.9 / 120.3-134.5
+#: (benchmarks/RESULTS.md, "Two threads and the reader after them"). Zen 3 (L2 512 KiB),
+#: the write alone, a spinning helper: 256 kB 4.6 -> 4.4 us, 512 kB 10.1 -> 7.8 us, 1 MB
+#: 20.7 -> 14.3 us, 2 MB 52.8 -> 28.1 us (RESULTS.md, "Two threads in loops"). Off where
+#: helpers do not spin (HELPER_SPIN_US under 50, one CPU, Windows).
 LOOP_THREADS_BYTES = _env_bytes("LAZYBCAST_LOOP_THREADS_BYTES") or (
     max(128 << 10, L2_BYTES or 512 << 10) if _usable_cpus() >= 2 else 1 << 62)
 
@@ -307,7 +312,10 @@ LOOP_THREADS_BYTES = _env_bytes("LAZYBCAST_LOOP_THREADS_BYTES") or (
 #: apart, the process quiet, medians of 61, one thread against two waking a parked helper
 #: (benchmarks/helpers_oneoff.py; benchmarks/RESULTS.md, "Parked helpers"): output written
 #: just before 1 MiB 21 / 28 us, 2 MiB 41 / 38, 4 MiB 84 / 58; output evicted 1 MiB 32 /
-#: 34, 2 MiB 62 / 46. A copy that follows it finds the woken helper spinning.
+#: 34, 2 MiB 62 / 46. A copy that follows it finds the woken helper spinning. On the Xeon
+#: VM (no halt polling in the guest) a wake costs the caller 5-55 us and the helper runs
+#: 50-60 us after it, yet one thread there won only after 3 ms pauses and lost after 30 ms
+#: ones, so the rule stays (RESULTS.md, "Two threads and the reader after them").
 WAKE_THREADS_BYTES = max(LOOP_THREADS_BYTES, AUTO_THREADS_BYTES // 2)
 
 #: Blocks of a copy shared among threads hold at least this many bytes (~3 us of writing,

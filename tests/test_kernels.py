@@ -1432,23 +1432,18 @@ def test_repeated_item_rows_stay_inside_their_rows(dtype, simd):
             _assert_same_bytes(flat[[0, -1]], before[[0, -1]])
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128])
-def test_packed_rows_of_whole_vectors_at_every_line_offset(dtype, simd):
-    """Packed (N, 1) -> (N, k) rows of 64, 96 or 128 bytes of a 4-, 8- or 16-byte item are
-    one broadcast and aligned 32-byte stores per row when the output starts 0 or 16 bytes
-    into a 32-byte unit (16 bytes in, a store spans two rows); other offsets and row lengths
-    take the permutes or per-row stores. Every row length from 1 to 40 items, row counts
-    down to the fewest the kernel takes, offsets 0, 8, 16, 48 and the item size, one and two
+def _check_packed_columns(dtype, ks, rows_for, offsets):
+    """(N, 1) -> (N, k) into packed outputs ``offset`` bytes past a line of a guarded buffer
+    (_lined), for each k in ``ks``, N in ``rows_for(k)`` and each offset, on one and two
     threads: NumPy's values, and the bytes around the output untouched."""
-    dtype = np.dtype(dtype)
     size = dtype.itemsize
-    for k in range(1, 41):
-        for rows in sorted({-(-4096 // (k * size)), 33, 1037}):
+    for k in ks:
+        for rows in rows_for(k):
             source = _data((rows, 1), dtype)
             want = _expected(source, (rows, k)).tobytes()
-            for offset in sorted({0, 8, 16, 48, size}):
+            for offset in offsets:
                 raw, lined = _lined(rows * k * size, offset)
-                out = lined.view(dtype).reshape(rows, k)
+                out = np.ndarray((rows, k), dtype, lined)  # (maybe off an item's alignment)
                 for threads in (1, 2):
                     lazybcast.broadcast_to(source, (rows, k)).materialize(out=out,
                                                                           threads=threads)
@@ -1458,6 +1453,21 @@ def test_packed_rows_of_whole_vectors_at_every_line_offset(dtype, simd):
                     assert (raw[:start] == 0xA5).all(), case
                     assert (raw[start + rows * k * size:] == 0xA5).all(), case
                     lined[...] = 0xA5
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128])
+def test_packed_rows_of_whole_vectors_at_every_line_offset(dtype, simd):
+    """Packed (N, 1) -> (N, k) rows of 64, 96 or 128 bytes of a 4-, 8- or 16-byte item are
+    one broadcast and aligned 32-byte stores per row when the output starts 0 or 16 bytes
+    into a 32-byte unit (16 bytes in, a store spans two rows); other offsets and row lengths
+    take the permutes or per-row stores. Every row length from 1 to 40 items, row counts
+    down to the fewest the kernel takes, offsets 0, 8, 16, 48 and the item size, one and two
+    threads."""
+    dtype = np.dtype(dtype)
+    size = dtype.itemsize
+    _check_packed_columns(dtype, range(1, 41),
+                          lambda k: sorted({-(-4096 // (k * size)), 33, 1037}),
+                          sorted({0, 8, 16, 48, size}))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -1468,25 +1478,13 @@ def test_word_permutes_from_every_word_offset(dtype, simd):
     alignment must not let a store need more than 8 source words. Every word offset in a
     32-byte unit, every k from 1 to 33, row counts from the fewest the kernel takes (one
     group, plus the source words the last store loads) to a partial group, one and two
-    threads: NumPy's values, and the bytes around the output untouched."""
+    threads."""
     dtype = np.dtype(dtype)
     size = dtype.itemsize
-    for k in range(1, 34):
-        for rows in sorted({-(-4096 // (k * size)), 8 // (size // 4) + 8, 37, 1037}):
-            source = _data((rows, 1), dtype)
-            want = _expected(source, (rows, k)).tobytes()
-            for offset in range(0, 32, 4):
-                raw, lined = _lined(rows * k * size, offset)
-                out = np.ndarray((rows, k), dtype, lined)  # (4 bytes off an item's alignment)
-                for threads in (1, 2):
-                    lazybcast.broadcast_to(source, (rows, k)).materialize(out=out,
-                                                                          threads=threads)
-                    case = (k, rows, offset, threads)
-                    assert out.tobytes() == want, case
-                    start = lined.ctypes.data - raw.ctypes.data
-                    assert (raw[:start] == 0xA5).all(), case
-                    assert (raw[start + rows * k * size:] == 0xA5).all(), case
-                    lined[...] = 0xA5
+    _check_packed_columns(dtype, range(1, 34),
+                          lambda k: sorted({-(-4096 // (k * size)), 8 // (size // 4) + 8, 37,
+                                            1037}),
+                          range(0, 32, 4))
 
 
 @pytest.mark.parametrize("dtype", [np.int16, np.float32, np.float64])
