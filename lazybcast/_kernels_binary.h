@@ -13,7 +13,7 @@
  *     of integers: NumPy's true_divide gives floats);
  *   lzb_binary_run(job, item): one block of a job (rows, or a piece of one long row);
  *   lzb_binary_helper(job): a helper thread's share; it reports its floating-point flags;
- *   lzb_binary_run_reporting(job, item): the calling thread's item, its flags reported;
+ *   lzb_binary_run_reporting(job): the calling thread's next block, its flags reported;
  *   lzb_fp_clear / lzb_fp_raised: this thread's floating-point exception flags.
  */
 #ifndef LAZYBCAST_KERNELS_BINARY_H
@@ -202,7 +202,9 @@ static inline lzb_binary_loop lzb_binary_loop_for(int op, int type, int pattern)
 
 /* One call: the result's axes after merging (the last is the inner loop's, of ``n``
  * items), each operand's byte strides on the outer axes (0 where it repeats), and the
- * blocks that threads take from ``next``. Validated by _kernels_binary.pxi before any
+ * blocks that threads claim through ``next``: the calling thread takes them from the front
+ * (``front``), helpers from the back (``back``), as a copy's blocks (_kernels_job.pxi's
+ * _helper): the caller's share is one run of the output, the helpers' together another. Validated by _kernels_binary.pxi before any
  * loop runs: every address a block computes is an item of its array. */
 typedef struct {
     lzb_binary_loop loop;
@@ -218,7 +220,9 @@ typedef struct {
     Py_ssize_t cols_per_item;                 /* < n: each block is a piece of one row */
     Py_ssize_t pieces;                        /* blocks per row (1 for whole rows) */
     Py_ssize_t n_items;
-    Py_ssize_t next;                          /* the next block to hand out (atomic) */
+    Py_ssize_t next;                          /* blocks claimed so far (atomic) */
+    Py_ssize_t front;                         /* ... by the caller: blocks 0, 1, ... (atomic) */
+    Py_ssize_t back;                          /* ... by helpers: the last ones down (atomic) */
     int cancelled;                            /* no thread starts a block once set */
     int flags;                                /* the threads' floating-point flags (atomic OR) */
     fenv_t env;                               /* the caller's floating-point environment */
@@ -269,12 +273,12 @@ static inline void lzb_binary_report(lzb_binary_job *job, int raised) {
 #endif
 }
 
-/* The calling thread's item: its flags cleared before and reported right after, before the
- * caller checks for signals (a Python signal handler may clear or raise this thread's flags
- * between two items). */
-static void lzb_binary_run_reporting(lzb_binary_job *job, Py_ssize_t item) {
+/* The calling thread's block for a claim it made (the first not yet taken from the front):
+ * its flags cleared before and reported right after, before the caller checks for signals
+ * (a Python signal handler may clear or raise this thread's flags between two blocks). */
+static void lzb_binary_run_reporting(lzb_binary_job *job) {
     lzb_fp_clear();
-    lzb_binary_run(job, item);
+    lzb_binary_run(job, lzb_next_item(&job->front));
     lzb_binary_report(job, lzb_fp_raised());
 }
 
@@ -292,8 +296,9 @@ static void lzb_binary_helper(void *arg) {
     fesetenv(&job->env);
     lzb_fp_clear();
     while (!lzb_cancelled(&job->cancelled) && !lzb_pool_stopping()) {
-        item = lzb_next_item(&job->next);
-        if (item >= job->n_items) break;
+        if (lzb_next_item(&job->next) >= job->n_items) break;
+        item = job->n_items - 1 - lzb_next_item(&job->back);  /* (claims never exceed n_items:
+                                                                 the ends never meet) */
         lzb_binary_run(job, item);
     }
     raised = lzb_fp_raised();

@@ -29,6 +29,7 @@ cdef extern from "_kernels_binary.h":
         intp_t sb[64]
         intp_t so[64]
         intp_t n, ia, ib, io, rows, rows_per_item, cols_per_item, pieces, n_items, next
+        intp_t front, back
         int cancelled
         int flags
         fenv_t env
@@ -42,7 +43,7 @@ cdef extern from "_kernels_binary.h":
         LZB_VS
     lzb_binary_loop lzb_binary_loop_for(int op, int type, int pattern) noexcept nogil
     void lzb_binary_run(const lzb_binary_job* job, intp_t item) noexcept nogil
-    void lzb_binary_run_reporting(lzb_binary_job* job, intp_t item) noexcept nogil
+    void lzb_binary_run_reporting(lzb_binary_job* job) noexcept nogil
     void lzb_binary_helper(void* arg) noexcept nogil
 
 #: The floating-point flags binary_into reports, by the np.errstate category they stand for.
@@ -182,6 +183,8 @@ def binary_into(int op, cnp.ndarray a not None, cnp.ndarray b not None,
         job.rows_per_item = block // job.n
         job.n_items = (job.rows + job.rows_per_item - 1) // job.rows_per_item
     job.next = 0
+    job.front = 0
+    job.back = 0
     job.cancelled = 0
     job.flags = 0
     _last_nthreads = min(nthreads, job.n_items)
@@ -195,9 +198,11 @@ def binary_into(int op, cnp.ndarray a not None, cnp.ndarray b not None,
     return job.flags if typ >= LZB_F4 and not comparison else 0
 
 
-cdef int _run_binary_item(void* job, intp_t item) except -1:
-    """binary_into's item ``item`` (rows, or pieces of one), on the calling thread, its
-    floating-point flags added to the job's before _execute checks for signals."""
+cdef int _run_binary_item(void* job, intp_t claim) except -1:
+    """binary_into's block (rows, or pieces of one) for a claim of the calling thread: the
+    first not yet taken from the front (helpers take theirs from the back,
+    lzb_binary_helper); its floating-point flags added to the job's before _execute checks
+    for signals."""
     with nogil:
-        lzb_binary_run_reporting(<lzb_binary_job*>job, item)
+        lzb_binary_run_reporting(<lzb_binary_job*>job)
     return 0

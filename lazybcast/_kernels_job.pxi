@@ -122,7 +122,8 @@ cdef void _helper(void* arg) noexcept nogil:
     """A helper thread: blocks until none is left, the copy is cancelled, or a fork() is
     stopping the helpers (the caller then does the rest). Each claim (job.next) takes the
     last block not yet taken: helpers write the output from its back, the caller from its
-    front (_run_block), so each thread's share is one run of memory. Claims never exceed
+    front (_run_block), so the caller's share is one run of the output and the helpers'
+    together another (one helper's with two threads). Claims never exceed
     n_items, so the two ends never take the same block. Against blocks handed out in order
     to whichever thread came (Xeon VM, rows of 1024 float64, loops, medians of 60, two runs;
     benchmarks/threads_reader.py): 4 MiB written in 55-57 us against 71-94, and read after it
@@ -166,10 +167,10 @@ cdef int _execute(void* job, intp_t* next, int* cancelled, intp_t n_items, int t
                   void (*helper)(void*) noexcept nogil, _item_runner run) except -1:
     """Run items ``0 .. n_items - 1`` of ``job`` (a copy's blocks, or binary_into's): this
     thread claims them from the atomic counter ``next`` and runs each claim with ``run``
-    (``run(job, claim)``: binary_into's runner runs item ``claim``, a copy's its next block
-    from the front), checking for Ctrl-C between them, and up to ``threads - 1`` helpers
-    (``helper(job)``, which claim from the same counter until it runs out or ``cancelled``
-    is set) share them. Whatever
+    (``run(job, claim)``, which runs the next block from the output's front), checking for
+    Ctrl-C between them, and up to ``threads - 1`` helpers (``helper(job)``, which claim
+    from the same counter until it runs out or ``cancelled`` is set, and take blocks from
+    the back) share them. Whatever
     happens (any number of KeyboardInterrupts), no helper is inside the job when this returns
     or raises: on an exception the job is cancelled, so each helper finishes at most the item
     it is in, and lzb_team_join withdraws the job and waits for them."""

@@ -7,9 +7,11 @@
  *   lzb_fill_rows: the entry; it picks, once per call,
  *   - packed rows of 64-128 bytes, 0 or 16 bytes into a 32-byte unit: one broadcast and
  *     aligned stores per row (lzb_repeat_rows_avx2);
- *   - byte shuffles of 16 source bytes at a time for many short packed rows (np.repeat):
- *     lzb_repeat_packed_ssse3, lzb_repeat_packed_avx2 (their masks are built at import by
- *     lzb_kernels_init, in _kernels_simd_layout.h);
+ *   - many short packed rows (np.repeat): 32-bit word permutes of 32 source bytes with
+ *     32-byte aligned stores for 4- and 8-byte items (lzb_repeat_packed_avx2, its index
+ *     vectors built per call), byte shuffles of 16 source bytes at a time for 1- to 4-byte
+ *     items (lzb_repeat_packed_ssse3, its masks built at import by lzb_kernels_init, in
+ *     _kernels_simd_layout.h);
  *   - `rep stosw` / `stosl` / `stosq` for rows from 2 kB on CPUs with ERMS;
  *   - overlapping word or vector stores (SSE2, AVX2) for the rest.
  */

@@ -421,9 +421,12 @@ def test_runs_just_past_a_4096_multiple_of_their_source(distance, nbytes, simd):
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3, 8])
-def test_blocks_and_threads_cover_every_byte(threads):
-    # 24 MB output with rows that do not divide the 4 MB blocks evenly
-    source = _data((1, 3001), np.float64)
+@pytest.mark.parametrize("source_shape", [(1, 3001), (1001, 1)])
+def test_blocks_and_threads_cover_every_byte(threads, source_shape):
+    # 24 MB output with rows that do not divide the 4 MB blocks evenly; the caller takes
+    # blocks from the front and helpers from the back: with a value per row (1001, 1), a
+    # block written at the wrong rows would show
+    source = _data(source_shape, np.float64)
     v = lazybcast.broadcast_to(source, (1001, 3001))
     out = np.full(v.shape, np.nan)
     v.materialize(out=out, threads=threads)
@@ -1474,16 +1477,19 @@ def test_packed_rows_of_whole_vectors_at_every_line_offset(dtype, simd):
 def test_word_permutes_from_every_word_offset(dtype, simd):
     """Packed (N, 1) -> (N, k) rows of 4- and 8-byte items (k up to 32) are word permutes
     with 32-byte aligned stores (AVX2): the words before the output's first 32-byte boundary
-    and after its last whole group are copied one by one, and an 8-byte item 4 bytes off its
-    alignment must not let a store need more than 8 source words. Every word offset in a
-    32-byte unit, every k from 1 to 33, row counts from the fewest the kernel takes (one
-    group, plus the source words the last store loads) to a partial group, one and two
-    threads."""
+    and after its last whole group are copied one by one. Every word offset in a 32-byte
+    unit (8-byte items 4 bytes off their alignment too), every k from 1 to 33 (k = 1 is a
+    plain copy), row counts from the fewest that reach the kernel (4096 bytes of output,
+    and at least one group of 32 source bytes plus the words the last store loads) to a
+    partial group, and outputs of three blocks or more (192 kB), which two threads share
+    from both ends. (A store that would need more than 8 source words makes the kernel
+    decline: only an 8-byte item at k = 1, which never reaches it.)"""
     dtype = np.dtype(dtype)
     size = dtype.itemsize
+    fewest = 8 // (size // 4) + 8
     _check_packed_columns(dtype, range(1, 34),
-                          lambda k: sorted({-(-4096 // (k * size)), 8 // (size // 4) + 8, 37,
-                                            1037}),
+                          lambda k: sorted({max(-(-4096 // (k * size)), fewest), 1037,
+                                            -(-(3 << 16) // (k * size)) + 37}),
                           range(0, 32, 4))
 
 
