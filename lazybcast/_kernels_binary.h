@@ -204,8 +204,9 @@ static inline lzb_binary_loop lzb_binary_loop_for(int op, int type, int pattern)
  * items), each operand's byte strides on the outer axes (0 where it repeats), and the
  * blocks that threads claim through ``next``: the calling thread takes them from the front
  * (``front``), helpers from the back (``back``), as a copy's blocks (_kernels_job.pxi's
- * _helper): the caller's share is one run of the output, the helpers' together another. Validated by _kernels_binary.pxi before any
- * loop runs: every address a block computes is an item of its array. */
+ * _helper): the caller's share is one run of the output, the helpers' together another.
+ * Validated by _kernels_binary.pxi before any loop runs: every address a block computes is
+ * an item of its array. */
 typedef struct {
     lzb_binary_loop loop;
     const char *a, *b;
@@ -278,7 +279,7 @@ static inline void lzb_binary_report(lzb_binary_job *job, int raised) {
  * (a Python signal handler may clear or raise this thread's flags between two blocks). */
 static void lzb_binary_run_reporting(lzb_binary_job *job) {
     lzb_fp_clear();
-    lzb_binary_run(job, lzb_next_item(&job->front));
+    lzb_binary_run(job, lzb_take_front(&job->front));
     lzb_binary_report(job, lzb_fp_raised());
 }
 
@@ -296,9 +297,8 @@ static void lzb_binary_helper(void *arg) {
     fesetenv(&job->env);
     lzb_fp_clear();
     while (!lzb_cancelled(&job->cancelled) && !lzb_pool_stopping()) {
-        if (lzb_next_item(&job->next) >= job->n_items) break;
-        item = job->n_items - 1 - lzb_next_item(&job->back);  /* (claims never exceed n_items:
-                                                                 the ends never meet) */
+        item = lzb_take_back(&job->next, &job->back, job->n_items);
+        if (item < 0) break;
         lzb_binary_run(job, item);
     }
     raised = lzb_fp_raised();

@@ -21,6 +21,8 @@ cdef extern from "_kernels_team.h":
     void lzb_pool_init() noexcept nogil
     bint lzb_pool_stopping() noexcept nogil
     intp_t lzb_next_item(intp_t* counter) noexcept nogil
+    intp_t lzb_take_front(intp_t* front) noexcept nogil
+    intp_t lzb_take_back(intp_t* next, intp_t* back, intp_t n_items) noexcept nogil
     bint lzb_cancelled(int* flag) noexcept nogil
     void lzb_cancel(int* flag) noexcept nogil
 
@@ -121,23 +123,23 @@ cdef void _job_block(const Job* job, intp_t item, Plan* sub, const char** src,
 cdef void _helper(void* arg) noexcept nogil:
     """A helper thread: blocks until none is left, the copy is cancelled, or a fork() is
     stopping the helpers (the caller then does the rest). Each claim (job.next) takes the
-    last block not yet taken: helpers write the output from its back, the caller from its
-    front (_run_block), so the caller's share is one run of the output and the helpers'
-    together another (one helper's with two threads). Claims never exceed
-    n_items, so the two ends never take the same block. Against blocks handed out in order
-    to whichever thread came (Xeon VM, rows of 1024 float64, loops, medians of 60, two runs;
-    benchmarks/threads_reader.py): 4 MiB written in 55-57 us against 71-94, and read after it
-    on the calling thread (out.sum()) in 179-180 against 215-244; 16 MiB 300 + 686-730 against
-    304 + 852-887 (benchmarks/RESULTS.md, "Two threads and the reader after them")."""
+    last block not yet taken (lzb_take_back, _kernels_team.h): helpers write the output from
+    its back, the caller from its front (_run_block), so the caller's share is one run of
+    the output and the helpers' together another (one helper's with two threads). Against
+    blocks handed out in order to whichever thread came (Xeon VM, rows of 1024 float64,
+    loops, medians of 60, two runs; benchmarks/threads_reader.py): 4 MiB written in 55-57
+    us against 71-94, and read after it on the calling thread (out.sum()) in 179-180
+    against 215-244; 16 MiB 300 + 686-730 against 304 + 852-887 (benchmarks/RESULTS.md,
+    "Two threads and the reader after them")."""
     cdef Job* job = <Job*>arg
     cdef Plan sub
     cdef const char* s
     cdef char* t
     cdef intp_t item
     while not lzb_cancelled(&job.cancelled) and not lzb_pool_stopping():
-        if lzb_next_item(&job.next) >= job.n_items:
+        item = lzb_take_back(&job.next, &job.back, job.n_items)
+        if item < 0:
             break
-        item = job.n_items - 1 - lzb_next_item(&job.back)
         _job_block(job, item, &sub, &s, &t)
         plan_run(&sub, s, t)
 
@@ -154,7 +156,7 @@ cdef int _run_block(void* arg, intp_t claim) except -1:
     cdef Plan sub
     cdef const char* s
     cdef char* t
-    _job_block(job, lzb_next_item(&job.front), &sub, &s, &t)
+    _job_block(job, lzb_take_front(&job.front), &sub, &s, &t)
     if job.plan.has_objects:
         plan_run_objects(&sub, s, t)
     else:

@@ -9,6 +9,8 @@
  *   lzb_next_item, lzb_cancelled, lzb_cancel: blocks of work handed out through an atomic
  *     counter, so a helper that gets no core, or arrives late, leaves its share to the
  *     others; an atomic flag stops every thread before its next block;
+ *   lzb_take_front, lzb_take_back: the same blocks taken from both ends of the output, the
+ *     calling thread's from the front and the helpers' from the back;
  *   lzb_helpers_idle, lzb_helpers_parked: helpers spinning for the next copy now, and
  *     helpers asleep until a copy wakes them (0 where there is no pool);
  *   lzb_now_ns: a monotonic clock in nanoseconds (the loop rule's, _kernels_job.pxi);
@@ -109,6 +111,22 @@ static inline Py_ssize_t lzb_next_item(Py_ssize_t *counter) {
 #else
     return __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
 #endif
+}
+
+/* Blocks taken from both ends of an output (a copy's, _kernels_job.pxi; a binary ufunc's,
+ * _kernels_binary.h). Every thread first claims a block through ``next`` (lzb_next_item; a
+ * claim numbered n_items or more means none is left). The calling thread then takes the
+ * first block not yet taken from the front (lzb_take_front, after a claim it made), a helper
+ * the last not yet taken from the back (lzb_take_back, which makes the claim and returns -1
+ * when none is left). Claims never exceed n_items, so the two ends never take the same block,
+ * and the caller's share is one run of the output, the helpers' together another. */
+static inline Py_ssize_t lzb_take_front(Py_ssize_t *front) {
+    return lzb_next_item(front);
+}
+
+static inline Py_ssize_t lzb_take_back(Py_ssize_t *next, Py_ssize_t *back, Py_ssize_t n_items) {
+    if (lzb_next_item(next) >= n_items) return -1;
+    return n_items - 1 - lzb_next_item(back);
 }
 
 static inline int lzb_cancelled(int *flag) {
