@@ -25,7 +25,7 @@ import numpy as np
 
 from lazybcast._api import broadcast, broadcast_to
 
-__all__ = ["CASES", "HUGE", "Case", "OpCase", "select"]
+__all__ = ["CASES", "HUGE", "Case", "OpCase", "fmt_shape", "select"]
 
 MiB = 1 << 20
 HUGE = 64 * MiB
@@ -148,7 +148,12 @@ def _values(shape, dtype):
     return (ramp + 1).astype(dtype).reshape(shape)
 
 
-def _fmt(shape):
+def fmt_shape(shape):
+    """``(3,)``, ``(2,3)``: a shape as case names write it.
+
+    >>> fmt_shape((3,)), fmt_shape((2, 3))
+    ('(3,)', '(2,3)')
+    """
     return "(" + ",".join(str(n) for n in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
@@ -170,7 +175,7 @@ def _numpy_case(src_shape, dtype, out_shape, tags, *, prefix="", quick=False):
     def make():
         return broadcast_to(_values(src_shape, dtype), out_shape)
 
-    name = f"{prefix}{_fmt(src_shape)} {_short(dtype)} -> {_fmt(out_shape)}"
+    name = f"{prefix}{fmt_shape(src_shape)} {_short(dtype)} -> {fmt_shape(out_shape)}"
     _add(name, out_shape, dtype, set(tags) | ({"quick"} if quick else set()), make)
 
 
@@ -199,20 +204,20 @@ def _build():
     for out_shape, quick in (((1, 16, 8, 8), False), ((8, 64, 56, 56), True),
                              ((32, 64, 112, 112), False)):
         c = out_shape[1]
-        _add(f"nchw ({c},) f4 explicit [1] -> {_fmt(out_shape)}", out_shape, f4,
+        _add(f"nchw ({c},) f4 explicit [1] -> {fmt_shape(out_shape)}", out_shape, f4,
              {"nchw", "explicit"} | ({"quick"} if quick else set()),
              lambda c=c, s=out_shape: broadcast(_values((c,), f4), s, [1], mode="explicit"))
     for out_shape, quick in (((1, 8, 8, 16), False), ((8, 56, 56, 64), True),
                              ((32, 112, 112, 64), False)):
         c = out_shape[3]
-        _add(f"nhwc ({c},) f4 explicit [3] -> {_fmt(out_shape)}", out_shape, f4,
+        _add(f"nhwc ({c},) f4 explicit [3] -> {fmt_shape(out_shape)}", out_shape, f4,
              {"nhwc", "explicit", "small-inner"} | ({"quick"} if quick else set()),
              lambda c=c, s=out_shape: broadcast(_values((c,), f4), s, [3], mode="explicit"))
 
     # Scalar fills.
     for dtype, out_shape, quick in ((u1, (1024,), True), (f8, (512, 512), True),
                                     (f8, (4096, 4096), False), (u1, (16384, 16384), False)):
-        _add(f"scalar {_short(dtype)} -> {_fmt(out_shape)}", out_shape, dtype,
+        _add(f"scalar {_short(dtype)} -> {fmt_shape(out_shape)}", out_shape, dtype,
              {"scalar"} | ({"quick"} if quick else set()),
              lambda d=dtype, s=out_shape: broadcast_to(_values((), d), s))
 
@@ -227,7 +232,8 @@ def _build():
         ((64, 1, 1), (1, 256, 256), (64, 256, 256), False),
         ((256, 1, 1), (1, 256, 256), (256, 256, 256), False),
     ):
-        _add(f"bidirectional {_fmt(src_shape)} f4 [{_fmt(target)[1:-1]}] -> {_fmt(out_shape)}",
+        _add(f"bidirectional {fmt_shape(src_shape)} f4 [{fmt_shape(target)[1:-1]}] -> "
+             f"{fmt_shape(out_shape)}",
              out_shape, f4, {"bidirectional"} | ({"quick"} if quick else set()),
              lambda a=src_shape, t=target: broadcast(_values(a, f4), t, mode="bidirectional"))
 
@@ -237,8 +243,8 @@ def _build():
         ((64, 128), (8, 1, 128, 32), 1, (8, 64, 128, 32), True),
         ((1, 64), (1024, 16, 1), -1, (1024, 16, 64), False),
     ):
-        _add(f"pdpd {_fmt(src_shape)} f4 [{_fmt(target)[1:-1]}] axis={axis} -> "
-             f"{_fmt(out_shape)}", out_shape, f4, {"pdpd"} | ({"quick"} if quick else set()),
+        _add(f"pdpd {fmt_shape(src_shape)} f4 [{fmt_shape(target)[1:-1]}] axis={axis} -> "
+             f"{fmt_shape(out_shape)}", out_shape, f4, {"pdpd"} | ({"quick"} if quick else set()),
              lambda a=src_shape, t=target, ax=axis: broadcast(_values(a, f4), t, mode="pdpd",
                                                                axis=ax))
 
@@ -250,7 +256,7 @@ def _build():
         ((256, 1024), f4, (4, 1024, 256), False),
         ((4096, 4096), f4, (4096, 4096), False),
     ):
-        _add(f"transposed {_fmt(src_shape)}.T {_short(dtype)} -> {_fmt(out_shape)}",
+        _add(f"transposed {fmt_shape(src_shape)}.T {_short(dtype)} -> {fmt_shape(out_shape)}",
              out_shape, dtype, {"transposed"} | ({"quick"} if quick else set()),
              lambda a=src_shape, d=dtype, s=out_shape: broadcast_to(_values(a, d).T, s))
 
@@ -266,7 +272,7 @@ def _build():
         ((8192, 4096, 3), (2, 0, 1), u1, (3, 8192, 4096), False),
     ):
         layout = "HWC -> CHW" if axes[-1] != 0 else "CHW -> HWC"
-        _add(f"image {_fmt(src_shape)} {_short(dtype)} {layout} {_fmt(out_shape)}",
+        _add(f"image {fmt_shape(src_shape)} {_short(dtype)} {layout} {fmt_shape(out_shape)}",
              out_shape, dtype, {"image", "transposed"} | ({"quick"} if quick else set()),
              lambda a=src_shape, x=axes, d=dtype, s=out_shape: broadcast_to(
                  _values(a, d).transpose(x), s))
@@ -280,7 +286,7 @@ def _build():
         ((4096, 4096), f4, (4096, 4096), False),
     ):
         rev = "[::-1]" if len(src_shape) == 1 else "[::-1,::-1]"
-        _add(f"reversed {_fmt(src_shape)}{rev} {_short(dtype)} -> {_fmt(out_shape)}",
+        _add(f"reversed {fmt_shape(src_shape)}{rev} {_short(dtype)} -> {fmt_shape(out_shape)}",
              out_shape, dtype, {"negative-stride"} | ({"quick"} if quick else set()),
              lambda a=src_shape, d=dtype, s=out_shape: broadcast_to(
                  _values(a, d)[(slice(None, None, -1),) * len(a)], s))

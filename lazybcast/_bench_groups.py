@@ -2,7 +2,7 @@
 materialize suite (ufunc chains and reductions, ...), each in its own module, found by name.
 
 >>> EXTRA_GROUPS
-('lazybcast._bench_lazy',)
+('lazybcast._bench_lazy', 'lazybcast._bench_reader')
 """
 
 import importlib
@@ -13,6 +13,7 @@ __all__ = ["EXTRA_GROUPS", "groups"]
 
 EXTRA_GROUPS = (
     "lazybcast._bench_lazy",  # issue 10: ufunc chains and reductions (branch duck-ufuncs)
+    "lazybcast._bench_reader",  # issue 12: a copy, then its output read (threads' real cost)
 )
 """Modules whose case groups ``python -m lazybcast bench`` runs after the materialize suite.
 

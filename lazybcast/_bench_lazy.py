@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from lazybcast._api import broadcast_to
-from lazybcast._bench_cases import OpCase
+from lazybcast._bench_cases import OpCase, fmt_shape
 from lazybcast._bench_peers import load_torch
 
 __all__ = ["CASES", "SOURCE_NBYTES", "TITLE"]
@@ -44,8 +44,8 @@ def _case(expr, operands, dtype, op, torch_op, quick, nans=False):
     """An :class:`OpCase` for ``op(*views)`` against ``op(*arrays)`` and ``torch_op``
     (``nans``: every 7th source value NaN)."""
     dtype = np.dtype(dtype)
-    src = " ".join(_fmt(s) for s, _ in operands)
-    name = f"{expr} {src} {dtype.str[1:]} -> {_fmt(operands[0][1])}"
+    src = " ".join(fmt_shape(s) for s, _ in operands)
+    name = f"{expr} {src} {dtype.str[1:]} -> {fmt_shape(operands[0][1])}"
 
     def make():
         sources = [_values(s, dtype, k, nans) for k, (s, _) in enumerate(operands)]
@@ -63,10 +63,6 @@ def _case(expr, operands, dtype, op, torch_op, quick, nans=False):
         {"huge"} if nbytes >= 64 * MiB else set())
     CASES.append(OpCase(name, tags, make, nbytes=nbytes, rtol=1e-4))
     SOURCE_NBYTES[name] = sum(math.prod(s) for s, _ in operands) * dtype.itemsize
-
-
-def _fmt(shape):
-    return "(" + ",".join(str(n) for n in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
 def _values(shape, dtype, k=0, nans=False):

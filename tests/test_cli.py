@@ -203,7 +203,7 @@ def test_info_matches_numpy(shapes, dtype, mode):
 
 # -- bench: the report's columns, machine line and files (never a timing) ----------------------
 
-from lazybcast import _bench_machine, _bench_peers  # noqa: E402
+from lazybcast import _bench_machine, _bench_peers, _bench_reader  # noqa: E402
 from lazybcast._bench_cases import OpCase  # noqa: E402
 from lazybcast._bench_groups import groups  # noqa: E402
 
@@ -417,6 +417,19 @@ def test_opcase_checks_its_impls():
     with pytest.raises(ValueError, match=r"missing \['lazybcast'\], unknown \['jax'\]"):
         case()
 
+
+
+@pytest.mark.parametrize("case", _bench_reader.CASES, ids=lambda case: case.name)
+def test_reader_group_sums_what_numpy_sums(case):
+    # Every peer's copy-then-sum returns NumPy's sum of a C-ordered copy of
+    # np.broadcast_to(source, shape) (the same summation order), twice in a row (the bench
+    # times the second call, after the first wrote the output).
+    name, impls, tags = case()
+    src_shape, shape, dtype = _bench_reader.SHAPES[name]
+    expected = np.broadcast_to(_bench_reader.source(src_shape, dtype), shape).copy().sum()
+    assert "reader" in tags and case.nbytes == np.prod(shape) * np.dtype(dtype).itemsize
+    for peer, fn in impls.items():
+        assert fn() == expected and fn() == expected, (name, peer)
 
 # -- bench: the torch equivalent writes NumPy's values; machine parsing ---------------------------
 
