@@ -7,11 +7,13 @@
  *   lzb_fill_rows: the entry; it picks, once per call,
  *   - packed rows of 64-128 bytes, 0 or 16 bytes into a 32-byte unit: one broadcast and
  *     aligned stores per row (lzb_repeat_rows_avx2);
- *   - many short packed rows (np.repeat): 32-bit word permutes of 32 source bytes with
- *     32-byte aligned stores for 4- and 8-byte items (lzb_repeat_packed_avx2, its index
- *     vectors built per call), byte shuffles of 16 source bytes at a time for 1- to 4-byte
- *     items (lzb_repeat_packed_ssse3, its masks built at import by lzb_kernels_init, in
- *     _kernels_simd_layout.h);
+ *   - many short packed rows (np.repeat), with 32-byte aligned stores: 32-bit word
+ *     permutes of 32 source bytes for 4- and 8-byte items, byte shuffles of 16 source bytes
+ *     for rows of up to 6 items of 1 or 2 bytes (lzb_repeat_packed_avx2, its index vectors
+ *     built per call); for longer rows, or without AVX2, byte shuffles of 16 source bytes at
+ *     a time for 1- to 4-byte items with 16-byte stores (lzb_repeat_packed_ssse3, its masks
+ *     built at import by
+ *     lzb_kernels_init, in _kernels_simd_layout.h);
  *   - `rep stosw` / `stosl` / `stosq` for rows from 2 kB on CPUs with ERMS;
  *   - overlapping word or vector stores (SSE2, AVX2) for the rest.
  */
@@ -201,24 +203,27 @@ static Py_ssize_t lzb_repeat_packed_ssse3(char *dst, const char *src, Py_ssize_t
 #endif
 
 #if defined(LZB_X86_DISPATCH)
-/* Packed rows of 4- or 8-byte items (row i at dst + i * len, item i at src + i * size; an
-   8-byte item is two 32-bit words), k = len / size items a row (k <= 32): np.repeat by
-   32-bit words. Output word w holds source word lzb_repeat_word(w). The stores are 32-byte
-   aligned: the first `head` words (up to the output's first 32-byte boundary) and the words
-   after the last whole group, up to a row's end, are copied one by one; in between, store v
-   of group p (v < k) writes output words head + 8 (k p + v) .. + 7, one vpermd of the 8
-   source words from base[v] + 8 p, since every k stores the output moves on by 8 / words
-   rows and the source by 8 words. Unaligned 32-byte stores, 16 bytes into a line as NumPy's
-   large arrays start, straddled a line every other store (measured in the note above
+/* Packed rows of 1-, 2-, 4- or 8-byte items (row i at dst + i * len, item i at src + i *
+   size), k = len / size items a row (k <= 32): np.repeat by units of u bytes, 4 (32-bit
+   words) for 4- and 8-byte items, 1 for 1- and 2-byte ones. Output unit w holds source unit
+   lzb_repeat_unit(w). The stores are 32-byte aligned: the first `head` units (up to the
+   output's first 32-byte boundary) and the units after the last whole group, up to a row's
+   end, are copied one by one; in between, store v of group p (v < k) writes output units
+   head + (32 / u) (k p + v) onward, one shuffle of a window of source units from base[v] +
+   (32 / u) p: a vpermd of 8 words, or a vpshufb of 16 bytes loaded into both 128-bit lanes
+   (vpshufb picks within a lane). Every k stores the output moves on by 32 / size rows and
+   the source by 32 bytes. Unaligned 32-byte stores, 16 bytes into a line as NumPy's large
+   arrays start, straddled a line every other store (measured in the note above
    lzb_repeat_rows_avx2, and on the Xeon VM in benchmarks/RESULTS.md: (32768, 1) ->
-   (32768, k) float32 at 0.71-0.84 of memset). Returns how many rows it wrote (from the
-   first), 0 when this path does not apply (the output not 4-byte aligned, an 8-byte item
-   whose store would span more than 8 source words, or too few rows for one group); the
-   caller writes the rest. Reads only source words below n * size / 4 and writes only output
-   words of the rows it returns. */
-static inline Py_ssize_t lzb_repeat_word(Py_ssize_t w, Py_ssize_t row_words,
-                                         Py_ssize_t words) {
-    return (w / row_words) * words + w % words;
+   (32768, k) float32 at 0.71-0.84 of memset; SSSE3's unaligned 16-byte stores left (N, 1)
+   -> (N, 4) of 1- and 2-byte items at 0.80). Returns how many rows it wrote (from the
+   first), 0 when this path does not apply (items of 4 or 8 bytes and an output not 4-byte
+   aligned, a store whose source units would not fit in one window, or too few rows for one
+   group); the caller writes the rest. Reads only source units below n * size / u and writes
+   only output units of the rows it returns. */
+static inline Py_ssize_t lzb_repeat_unit(Py_ssize_t w, Py_ssize_t row_units,
+                                         Py_ssize_t units) {
+    return (w / row_units) * units + w % units;
 }
 
 __attribute__((target("avx2")))
@@ -226,47 +231,64 @@ static Py_ssize_t lzb_repeat_packed_avx2(char *dst, const char *src, Py_ssize_t 
                                          Py_ssize_t size, Py_ssize_t len) {
     __m256i idx[32];
     Py_ssize_t base[32];
-    int32_t lane[8];
-    Py_ssize_t words = size / 4, k = len / size, rw, head, groups, p, v, t, w, stop, last;
-    if ((size != 4 && size != 8) || k < 1 || k > 32 || len != k * size || n < 1
-            || ((uintptr_t)dst & 3) != 0)
+    union { int32_t word[8]; unsigned char byte[32]; } lane;
+    Py_ssize_t u = size >= 4 ? 4 : 1, per = 32 / u, window = u == 4 ? 8 : 16;
+    Py_ssize_t units = size / u, k = len / size, ru, head, groups, p, v, t, w, stop, last;
+    if ((size != 1 && size != 2 && size != 4 && size != 8) || k < 1 || k > 32
+            || len != k * size || n < 1 || ((uintptr_t)dst & (u - 1)) != 0)
         return 0;
-    rw = k * words;  /* output words a row */
-    head = (Py_ssize_t)(((32 - ((uintptr_t)dst & 31)) & 31) / 4);
+    ru = k * units;  /* output units a row */
+    head = (Py_ssize_t)(((32 - ((uintptr_t)dst & 31)) & 31) / u);
     for (v = 0; v < k; v++) {
-        w = head + 8 * v;
-        base[v] = (w / rw) * words;  /* the first word of the item of the store's first word */
-        for (t = 0; t < 8; t++) {
-            Py_ssize_t d = lzb_repeat_word(w + t, rw, words) - base[v];
-            if (d < 0 || d > 7)
+        w = head + per * v;
+        base[v] = (w / ru) * units;  /* the first unit of the item of the store's first unit */
+        for (t = 0; t < per; t++) {
+            Py_ssize_t d = lzb_repeat_unit(w + t, ru, units) - base[v];
+            if (d < 0 || d >= window)
                 return 0;
-            lane[t] = (int32_t)d;
+            if (u == 4)
+                lane.word[t] = (int32_t)d;
+            else
+                lane.byte[t] = (unsigned char)d;
         }
-        idx[v] = _mm256_loadu_si256((const __m256i *)lane);
+        idx[v] = _mm256_loadu_si256((const __m256i *)&lane);
     }
-    /* Whole groups: every load inside the source's n * words words, every store inside
-       the output's n * rw words (base[] grows with v). */
-    if (n * words < base[k - 1] + 8 || n * rw < head + 8 * k)
+    /* Whole groups: every window inside the source's n * units units, every store inside
+       the output's n * ru units (base[] grows with v). */
+    if (n * units < base[k - 1] + window || n * ru < head + per * k)
         return 0;
-    groups = (n * words - base[k - 1] - 8) / 8 + 1;
-    if (groups > (n * rw - head) / (8 * k))
-        groups = (n * rw - head) / (8 * k);
+    groups = (n * units - base[k - 1] - window) / per + 1;
+    if (groups > (n * ru - head) / (per * k))
+        groups = (n * ru - head) / (per * k);
     for (w = 0; w < head; w++)
-        memcpy(dst + 4 * w, src + 4 * lzb_repeat_word(w, rw, words), 4);
-    for (p = 0; p < groups; p++) {
-        char *q = dst + 4 * (head + 8 * k * p);
-        const char *s = src + 32 * p;
-        for (v = 0; v < k; v++)
-            _mm256_store_si256((__m256i *)(q + 32 * v),
-                               _mm256_permutevar8x32_epi32(
-                                   _mm256_loadu_si256((const __m256i *)(s + 4 * base[v])),
-                                   idx[v]));
+        memcpy(dst + u * w, src + u * lzb_repeat_unit(w, ru, units), (size_t)u);
+    if (u == 4) {
+        for (p = 0; p < groups; p++) {
+            char *q = dst + 4 * head + 32 * k * p;
+            const char *s = src + 32 * p;
+            for (v = 0; v < k; v++)
+                _mm256_store_si256((__m256i *)(q + 32 * v),
+                                   _mm256_permutevar8x32_epi32(
+                                       _mm256_loadu_si256((const __m256i *)(s + 4 * base[v])),
+                                       idx[v]));
+        }
+    } else {
+        for (p = 0; p < groups; p++) {
+            char *q = dst + head + 32 * k * p;
+            const char *s = src + 32 * p;
+            for (v = 0; v < k; v++)
+                _mm256_store_si256((__m256i *)(q + 32 * v),
+                                   _mm256_shuffle_epi8(
+                                       _mm256_broadcastsi128_si256(
+                                           _mm_loadu_si128((const __m128i *)(s + base[v]))),
+                                       idx[v]));
+        }
     }
-    last = head + 8 * k * groups;  /* the words written so far; finish the row they end in */
-    stop = (last + rw - 1) / rw * rw;
+    last = head + per * k * groups;  /* the units written so far; finish the row they end in */
+    stop = (last + ru - 1) / ru * ru;
     for (w = last; w < stop; w++)
-        memcpy(dst + 4 * w, src + 4 * lzb_repeat_word(w, rw, words), 4);
-    return stop / rw;
+        memcpy(dst + u * w, src + u * lzb_repeat_unit(w, ru, units), (size_t)u);
+    return stop / ru;
 }
 #endif
 
@@ -350,9 +372,14 @@ static inline int lzb_fill_rows(char *dst, Py_ssize_t dstep, const char *src, Py
        128 bytes 0 or 16 bytes into a 32-byte unit as broadcasts (lzb_repeat_rows_avx2),
        the others of 4 and 8 bytes through word permutes (Zen 3, (N, 1) -> (N, k), 0.3-4.8
        MB, interleaved best of 300 against the paths below: 1.03x-1.77x faster, k = 2 to
-       24). */
-    if ((size == 4 || size == 8 || size == 16) && len <= 128 && dstep == len
-            && sstep == size && n * len >= 4096 && lzb_has_avx2()) {
+       24). Packed rows of up to 6 items of 1 or 2 bytes go through AVX2 byte shuffles
+       first, with aligned stores (lzb_repeat_packed_avx2): Xeon VM, (N, 1) -> (N, k) of
+       600 kB, best of 400, two runs taking turns against SSSE3 alone: k = 2-6 1.01x-1.45x
+       faster (k = 4, both sizes: 13.4 -> 12.1 us), k = 7-10 within 5% either way, k = 12-24
+       slower (up to 1.3x; the AVX2 kernel stays at 12.1-12.5 us to k = 10 where SSSE3's
+       time falls with k, its one load a group shared by more stores). */
+    if (((size >= 4 && len <= 128) || len <= (size == 1 ? 6 : size == 2 ? 12 : 0))
+            && dstep == len && sstep == size && n * len >= 4096 && lzb_has_avx2()) {
         Py_ssize_t done;
         if (lzb_repeat_rows_avx2(dst, src, n, size, len) == n)
             return 1;

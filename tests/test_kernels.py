@@ -1493,6 +1493,31 @@ def test_word_permutes_from_every_word_offset(dtype, simd):
                           range(0, 32, 4))
 
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16])
+@pytest.mark.parametrize("level", [None, ("SSSE3",)])
+def test_byte_shuffles_from_every_byte_offset(dtype, level):
+    """Packed (N, 1) -> (N, k) rows of 1- and 2-byte items up to 24 bytes are byte
+    shuffles: up to 6 items a row with AVX2, of 16 source bytes loaded into both lanes,
+    with 32-byte aligned stores (the bytes before the output's first 32-byte boundary and
+    after its last whole group copied one by one); else, or with SSSE3 alone, 16-byte
+    stores. Every byte offset in a
+    32-byte unit, every k from 1 to 26 (past the shuffles' longest row), row counts from the
+    fewest that reach the kernels (4096 bytes of output) to a partial group, and outputs
+    two threads share from both ends. (An AVX2 store whose bytes would need more than 16
+    source bytes makes the kernel decline: 1-byte items at k = 1, and at k = 2 from odd
+    offsets, which the SSSE3 shuffles then write.)"""
+    dtype = np.dtype(dtype)
+    size = dtype.itemsize
+    _kernels._limit_simd(level)
+    try:
+        _check_packed_columns(dtype, range(1, 27),
+                              lambda k: sorted({-(-4096 // (k * size)), 1037,
+                                                -(-(3 << 16) // (k * size)) + 37}),
+                              range(32))
+    finally:
+        _kernels._limit_simd(None)
+
+
 @pytest.mark.parametrize("dtype", [np.int16, np.float32, np.float64])
 @pytest.mark.parametrize("level", [None, ("SSSE3", "AVX2"), ()])
 def test_long_item_rows_stay_inside_their_rows(dtype, level):
