@@ -1493,6 +1493,32 @@ def test_word_permutes_from_every_word_offset(dtype, simd):
                           range(0, 32, 4))
 
 
+def test_streamed_row_copies_of_every_short_length():
+    """Rows copied with non-temporal stores (forced here: the copies' streaming threshold
+    at 0) that are shorter than 256 bytes, or end in fewer than 64 bytes past the streamed
+    part, are 16-byte loads and stores, the last overlapping the one before
+    (lzb_copy_short): every row length from 1 to 330 bytes, rows 8 bytes apart in the
+    output's offset, gaps between rows untouched."""
+    copy, _ = _kernels._stream_thresholds()
+    _kernels._stream_thresholds(copy=0)
+    try:
+        for length in range(1, 331):
+            rows = 5
+            source = _data((rows, length), np.uint8)
+            for offset in (0, 8, 13):
+                pitch = length + 24
+                raw, lined = _lined(rows * pitch, offset)
+                out = np.lib.stride_tricks.as_strided(lined, (rows, length), (pitch, 1))
+                lazybcast.broadcast_to(source, (rows, length)).materialize(out=out)
+                want = np.full(rows * pitch, 0xA5, np.uint8).reshape(rows, pitch)
+                want[:, :length] = source
+                assert lined.tobytes() == want.tobytes(), (length, offset)
+                assert (raw[:(-raw.ctypes.data) % 64 + offset] == 0xA5).all()
+                assert (raw[(-raw.ctypes.data) % 64 + offset + rows * pitch:] == 0xA5).all()
+    finally:
+        _kernels._stream_thresholds(copy=copy)
+
+
 @pytest.mark.parametrize("dtype", [np.uint8, np.int16])
 @pytest.mark.parametrize("level", [None, ("SSSE3",)])
 def test_byte_shuffles_from_every_byte_offset(dtype, level):
