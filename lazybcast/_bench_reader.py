@@ -3,7 +3,7 @@ after, on the calling thread, as a data loader's consumer reads a batch it was j
 
 An extra case group of ``python -m lazybcast bench`` (listed in
 :data:`lazybcast._bench_groups.EXTRA_GROUPS`; its own table after the materialize suite;
-``python -m lazybcast bench -k "then sum"`` runs it alone). Each case times, for each peer, one
+``python -m lazybcast bench -k "then out.sum"`` runs it alone). Each case times, for each peer, one
 copy into its own preallocated output and ``out.sum()`` (NumPy's, on the calling thread, the
 same reader for every peer) right after it: ``view.materialize(out=out)`` with lazybcast's
 default threads, ``np.copyto(out, np.broadcast_to(...))``, and ``out.copy_(src.expand(shape))``
@@ -15,8 +15,9 @@ thread reads it, and for outputs that fit in one core's L2 this cost the reader 
 second thread saved (benchmarks/RESULTS.md, "Two threads and the reader after them"): the
 reason lazybcast keeps one thread below ``LOOP_THREADS_BYTES`` (one core's L2) while torch
 takes two. This group shows that trade in the suite's own conditions (calls in a loop, so
-helpers and torch's workers are awake). The cases are the suite's closest ones to torch with
-two threads (0.5-2 MB outputs), plus 4 MiB, where lazybcast takes two threads too.
+helpers and torch's workers are awake). The cases are outputs of 0.5-2 MB, the sizes where
+the suite's copies alone come closest to torch with two threads (``(7,) c16 -> (9362,7)`` is
+one of the suite's), plus 4 MiB, where lazybcast takes two threads too.
 ``benchmarks/threads_reader.py`` splits the same times into write and read, with medians.
 
 >>> from lazybcast._bench_reader import CASES
@@ -86,7 +87,7 @@ def _case(src_shape, shape, dtype, quick=False):
 
 
 def _build():
-    # The suite's cases closest to torch with two threads (0.5-2 MB: one thread here)
+    # 0.5-2 MB, where the suite's copies come closest to torch's two threads (one thread here)
     _case((7,), (9362, 7), np.complex128, quick=True)
     _case((32768, 1), (32768, 15), np.float32)
     _case((1024,), (64, 1024), np.float64)

@@ -12,6 +12,7 @@
  *   lzb_copy: memcpy, avoiding glibc's slow case on AMD (see there);
  *   lzb_stream_copy, lzb_stream_fill, lzb_stream_pattern, lzb_stream_fence: non-temporal
  *   copy, fill with a byte and fill with an item;
+ *   lzb_copy_short: copies under 256 bytes (the non-temporal copies' heads and tails);
  *   lzb_repeat64, lzb_splat128: one item repeated over a word or a vector;
  *   lzb_all_zero.
  * Rows of one repeated item are in _kernels_simd_fill.h (odd sizes:
@@ -157,8 +158,9 @@ static inline void lzb_copy(char *dst, const char *src, size_t n) {
 
 
 /* Copy n < 256 bytes (buffers that do not overlap) by 16-byte loads and stores, the last
-   overlapping the one before. Not memcpy: where GCC knows a memcpy's size to be small it
-   inlines it as `rep movsq`, whose start-up dominates copies this short. */
+   overlapping the one before; under 16 bytes, two overlapping words of 8, 4, 2 or 1 bytes.
+   Not memcpy: where GCC knows a memcpy's size to be small it inlines it as `rep movsq`
+   (after the first and last 8 bytes), whose start-up dominates copies this short. */
 LZB_INLINE void lzb_copy_short(char *dst, const char *src, size_t n) {
 #if defined(LZB_SSE2)
     if (n >= 16) {
@@ -170,7 +172,21 @@ LZB_INLINE void lzb_copy_short(char *dst, const char *src, size_t n) {
         return;
     }
 #endif
-    memcpy(dst, src, n);
+    if (n >= 8) {
+        uint64_t a, b;
+        memcpy(&a, src, 8); memcpy(&b, src + n - 8, 8);
+        memcpy(dst, &a, 8); memcpy(dst + n - 8, &b, 8);
+    } else if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, src, 4); memcpy(&b, src + n - 4, 4);
+        memcpy(dst, &a, 4); memcpy(dst + n - 4, &b, 4);
+    } else if (n >= 2) {
+        uint16_t a, b;
+        memcpy(&a, src, 2); memcpy(&b, src + n - 2, 2);
+        memcpy(dst, &a, 2); memcpy(dst + n - 2, &b, 2);
+    } else if (n == 1) {
+        *dst = *src;
+    }
 }
 
 /* Copy n bytes; on x86-64 the bulk goes out with non-temporal stores, which skip the
@@ -179,7 +195,7 @@ static inline void lzb_stream_copy(char *dst, const char *src, size_t n) {
 #if defined(LZB_SSE2)
     if (n >= 256) {
         size_t head = (16 - ((size_t)dst & 15)) & 15, i, blocks;
-        memcpy(dst, src, head);
+        lzb_copy_short(dst, src, head);
         dst += head; src += head; n -= head;
         blocks = n / 64;
         for (i = 0; i < blocks; i++) {

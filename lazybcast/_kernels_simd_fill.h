@@ -12,8 +12,7 @@
  *     for rows of up to 6 items of 1 or 2 bytes (lzb_repeat_packed_avx2, its index vectors
  *     built per call); for longer rows, or without AVX2, byte shuffles of 16 source bytes at
  *     a time for 1- to 4-byte items with 16-byte stores (lzb_repeat_packed_ssse3, its masks
- *     built at import by
- *     lzb_kernels_init, in _kernels_simd_layout.h);
+ *     built at import by lzb_kernels_init, in _kernels_simd_layout.h);
  *   - `rep stosw` / `stosl` / `stosq` for rows from 2 kB on CPUs with ERMS;
  *   - overlapping word or vector stores (SSE2, AVX2) for the rest.
  */
@@ -374,10 +373,12 @@ static inline int lzb_fill_rows(char *dst, Py_ssize_t dstep, const char *src, Py
        MB, interleaved best of 300 against the paths below: 1.03x-1.77x faster, k = 2 to
        24). Packed rows of up to 6 items of 1 or 2 bytes go through AVX2 byte shuffles
        first, with aligned stores (lzb_repeat_packed_avx2): Xeon VM, (N, 1) -> (N, k) of
-       600 kB, best of 400, two runs taking turns against SSSE3 alone: k = 2-6 1.01x-1.45x
-       faster (k = 4, both sizes: 13.4 -> 12.1 us), k = 7-10 within 5% either way, k = 12-24
-       slower (up to 1.3x; the AVX2 kernel stays at 12.1-12.5 us to k = 10 where SSSE3's
-       time falls with k, its one load a group shared by more stores). */
+       600 kB, best of 400, 2-5 runs taking turns against SSSE3 alone: k = 2-6 1.01x-1.45x
+       faster (k = 4, both sizes: 13.3-13.4 -> 12.0-12.7 us), k = 7-10 mostly within 5%
+       either way (one run of k = 7 15% faster), k = 12-24 slower (up to 1.3x). The AVX2
+       kernel holds 12.0-12.7 us from k = 3 to 10 where SSSE3's time falls with k, its one
+       load a group shared by more stores (benchmarks/RESULTS.md, "The reader in the
+       suite"). */
     if (((size >= 4 && len <= 128) || len <= (size == 1 ? 6 : size == 2 ? 12 : 0))
             && dstep == len && sstep == size && n * len >= 4096 && lzb_has_avx2()) {
         Py_ssize_t done;

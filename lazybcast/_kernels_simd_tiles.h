@@ -153,7 +153,7 @@ static inline int lzb_scatter_transposed(const char *buf, Py_ssize_t sr, Py_ssiz
 __attribute__((target("avx2")))
 static void lzb_stream_run_avx2(char *dst, const char *src, size_t n) {
     size_t head = (32 - ((size_t)dst & 31)) & 31, i, blocks;
-    memcpy(dst, src, head);
+    lzb_copy_short(dst, src, head);
     dst += head; src += head; n -= head;
     blocks = n / 64;
     for (i = 0; i < blocks; i++) {
@@ -163,7 +163,7 @@ static void lzb_stream_run_avx2(char *dst, const char *src, size_t n) {
         _mm256_stream_si256((__m256i *)(dst + 32), b);
         src += 64; dst += 64;
     }
-    memcpy(dst, src, n & 63);
+    lzb_copy_short(dst, src, n & 63);
 }
 #endif
 

@@ -118,8 +118,9 @@ static inline Py_ssize_t lzb_next_item(Py_ssize_t *counter) {
  * claim numbered n_items or more means none is left). The calling thread then takes the
  * first block not yet taken from the front (lzb_take_front, after a claim it made), a helper
  * the last not yet taken from the back (lzb_take_back, which makes the claim and returns -1
- * when none is left). Claims never exceed n_items, so the two ends never take the same block,
- * and the caller's share is one run of the output, the helpers' together another. */
+ * when none is left). At most n_items claims come out below n_items, each followed by one
+ * take, so front + back never exceed n_items: the two ends never take the same block, and
+ * the caller's share is one run of the output, the helpers' together another. */
 static inline Py_ssize_t lzb_take_front(Py_ssize_t *front) {
     return lzb_next_item(front);
 }

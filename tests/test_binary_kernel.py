@@ -10,6 +10,7 @@ import platform
 import signal
 import sys
 import threading
+import time
 import warnings
 
 import numpy as np
@@ -258,19 +259,47 @@ def test_what_the_views_hand_to_the_kernel(monkeypatch):
 @pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="needs POSIX signals")
 @pytest.mark.parametrize("threads", [1, 2])
 def test_ctrl_c_stops_between_blocks_and_leaves_no_helper_inside(threads):
+    # The SIGINT is sent once the caller has written its first block (out[0, 0], the front),
+    # and a handler turns it into KeyboardInterrupt only while binary_into runs: on a loaded
+    # machine the sender may get no CPU until the copy is over, and a KeyboardInterrupt
+    # after it would end the whole test session. Such an attempt is tried again.
     a = np.ones((8192, 1))
     b = np.ones((1, 8192))
     out = np.empty((8192, 8192))  # 512 MiB: 128 blocks on one thread
-    out[...] = 7.0  # (its pages in memory before the clock starts)
-    timer = threading.Timer(0.002, signal.pthread_kill,
-                            (threading.main_thread().ident, signal.SIGINT))
-    timer.start()
+    main = threading.main_thread().ident
+    inside = threading.Event()
+
+    def handler(signum, frame):
+        if inside.is_set():
+            raise KeyboardInterrupt
+
+    def send():
+        while inside.is_set() and out[0, 0] == 7.0:
+            time.sleep(0.0002)
+        if inside.is_set():
+            signal.pthread_kill(main, signal.SIGINT)
+
+    previous = signal.signal(signal.SIGINT, handler)
     try:
-        with pytest.raises(KeyboardInterrupt):
-            _kernels.binary_into(0, a, b, out, threads=threads)
+        for attempt in range(5):
+            out[...] = 7.0  # (its pages in memory before the clock starts)
+            inside.set()
+            sender = threading.Thread(target=send)
+            sender.start()
+            try:
+                _kernels.binary_into(0, a, b, out, threads=threads)
+            except KeyboardInterrupt:
+                interrupted = True
+            else:
+                interrupted = False
+            finally:
+                inside.clear()
+                sender.join()
+            if interrupted:
+                break
     finally:
-        timer.cancel()
-        timer.join()
+        signal.signal(signal.SIGINT, previous)
+    assert interrupted, "the SIGINT never came while binary_into ran (5 attempts)"
     assert (out == 7.0).any()  # stopped before the end
     small = np.empty((300, 4096))
     assert _kernels.binary_into(0, a[:300], b[:, :4096], small, threads=2) == 0

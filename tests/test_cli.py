@@ -418,18 +418,21 @@ def test_opcase_checks_its_impls():
         case()
 
 
-
 @pytest.mark.parametrize("case", _bench_reader.CASES, ids=lambda case: case.name)
 def test_reader_group_sums_what_numpy_sums(case):
     # Every peer's copy-then-sum returns NumPy's sum of a C-ordered copy of
     # np.broadcast_to(source, shape) (the same summation order), twice in a row (the bench
-    # times the second call, after the first wrote the output).
+    # times the second call, after the first wrote the output). Each peer runs in a case
+    # of its own, the other peers' outputs unwritten: a peer that summed another's output
+    # would not find the values there.
     name, impls, tags = case()
     src_shape, shape, dtype = _bench_reader.SHAPES[name]
     expected = np.broadcast_to(_bench_reader.source(src_shape, dtype), shape).copy().sum()
     assert "reader" in tags and case.nbytes == np.prod(shape) * np.dtype(dtype).itemsize
-    for peer, fn in impls.items():
+    for peer in impls:
+        fn = case()[1][peer]
         assert fn() == expected and fn() == expected, (name, peer)
+
 
 # -- bench: the torch equivalent writes NumPy's values; machine parsing ---------------------------
 

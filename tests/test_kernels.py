@@ -1201,8 +1201,8 @@ def test_interrupted_calibration_measures_again():
         "src = np.arange(1024, dtype=np.float32)[None]\n"
         "v = lazybcast.broadcast_to(src, (_kernels.STREAM_BYTES_LOW // 4096 + 1, 1024))\n"
         "inside.append(True)\n"
-        "signal.setitimer(signal.ITIMER_REAL, 0.001)  # (in the copies' part: no checks)\n"
         "try:\n"
+        "    signal.setitimer(signal.ITIMER_REAL, 0.001)  # (in the copies' part: no checks)\n"
         "    v.materialize()\n"
         "    print('finished')\n"
         "except KeyboardInterrupt:\n"
@@ -1522,16 +1522,17 @@ def test_streamed_row_copies_of_every_short_length():
 @pytest.mark.parametrize("dtype", [np.uint8, np.int16])
 @pytest.mark.parametrize("level", [None, ("SSSE3",)])
 def test_byte_shuffles_from_every_byte_offset(dtype, level):
-    """Packed (N, 1) -> (N, k) rows of 1- and 2-byte items up to 24 bytes are byte
-    shuffles: up to 6 items a row with AVX2, of 16 source bytes loaded into both lanes,
+    """Packed (N, 1) -> (N, k) rows of up to 24 items of 1 or 2 bytes are byte shuffles:
+    up to 6 items a row with AVX2, of 16 source bytes loaded into both lanes,
     with 32-byte aligned stores (the bytes before the output's first 32-byte boundary and
     after its last whole group copied one by one); else, or with SSSE3 alone, 16-byte
     stores. Every byte offset in a
     32-byte unit, every k from 1 to 26 (past the shuffles' longest row), row counts from the
     fewest that reach the kernels (4096 bytes of output) to a partial group, and outputs
     two threads share from both ends. (An AVX2 store whose bytes would need more than 16
-    source bytes makes the kernel decline: 1-byte items at k = 1, and at k = 2 from odd
-    offsets, which the SSSE3 shuffles then write.)"""
+    source bytes makes the kernel decline, and the SSSE3 shuffles write the rows: k = 1,
+    and k = 2 from offsets that are odd (1-byte items) or not a multiple of 4 (2-byte
+    items).)"""
     dtype = np.dtype(dtype)
     size = dtype.itemsize
     _kernels._limit_simd(level)
