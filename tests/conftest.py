@@ -1,7 +1,9 @@
-"""Shared test settings: hypothesis profiles (``HYPOTHESIS_PROFILE=ci|dev|thorough``), and
-the ``simd`` fixture that runs a kernel test with and without the run-time CPU extensions."""
+"""Shared test settings: hypothesis profiles (``HYPOTHESIS_PROFILE=ci|dev|thorough``), the
+``simd`` fixture that runs a kernel test with and without the run-time CPU extensions, and
+Python's own Ctrl-C handler."""
 
 import os
+import signal
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -12,6 +14,13 @@ settings.register_profile(
 settings.register_profile("dev", max_examples=30, deadline=None)
 settings.register_profile("thorough", max_examples=2000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+# The Ctrl-C tests (test_interrupt.py, test_batches_ring.py, ...) send SIGINT and expect
+# Python's KeyboardInterrupt. A runner that starts pytest with SIGINT ignored (a background
+# job of a non-interactive shell: POSIX has it ignore SIGINT) leaves Python without its
+# handler, and those tests would see nothing; put it back.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(params=["detected", "SSE2 only"])
