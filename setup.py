@@ -51,6 +51,7 @@ KERNEL_PARTS = [
     "lazybcast/_kernels_simd.h",
     "lazybcast/_kernels_simd_fill.h",
     "lazybcast/_kernels_simd_fill_odd.h",
+    "lazybcast/_kernels_simd_packed.h",
     "lazybcast/_kernels_simd_layout.h",
     "lazybcast/_kernels_simd_reverse.h",
     "lazybcast/_kernels_simd_tiles.h",

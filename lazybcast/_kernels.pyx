@@ -35,8 +35,10 @@ between them is a direct C call, inlined where marked ``inline``):
                              one array's own items (``may_overlap_itself``, ``overlaps_itself``)
 ``_kernels_simd.h``          the vector code's base (SSE2, SSSE3, AVX2, ERMS chosen at run
                              time): the CPU's answer, copies, streaming stores
-``_kernels_simd_fill.h``     rows of one repeated item: packed shuffles (np.repeat), ``rep
+``_kernels_simd_fill.h``     rows of one repeated item: the choice among the kernels, ``rep
                              stos``, overlapping word and vector stores
+``_kernels_simd_packed.h``   packed rows, row i of item i (np.repeat): broadcasts, word
+                             permutes, byte shuffles
 ``_kernels_simd_fill_odd.h`` the same for items of odd sizes (3, 5-7, 9-15 bytes): byte
                              shuffles
 ``_kernels_simd_repeat.h``   a block or row written once and repeated: copied forward, swept
