@@ -124,6 +124,7 @@ BIG = [
 @pytest.mark.parametrize("case", range(len(BIG)))
 @pytest.mark.parametrize("dtype", [np.uint8, np.float32, np.dtype([("a", "u1"), ("b", "u1")])])
 @pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.slow
 def test_big_channel_moves(case, dtype, threads, simd):
     shape, key, perm, bcast, lead = BIG[case]
     dtype = np.dtype(dtype)

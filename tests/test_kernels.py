@@ -659,6 +659,7 @@ def transpose_stage():
 @pytest.mark.parametrize("dtype, cols", [(np.uint8, 6421), (np.int16, 4099), (np.float32, 3203),
                                          (np.float64, 2601), (np.uint8, 4096),
                                          (np.complex128, 1031), ("V3", 3001)])
+@pytest.mark.slow
 def test_large_transposing_copy_with_streaming_stores(dtype, cols, stage, transpose_stage):
     """Past the streaming threshold the tiles go through a staging block written out in
     non-temporal runs (items of 1 to 16 bytes; the default block, one a few tiles wide, and
@@ -690,6 +691,7 @@ def copy_threshold(request):
     assert _kernels._stream_thresholds(copy=copy)[0] == copy
 
 
+@pytest.mark.slow
 def test_large_transposes_of_strided_and_broadcast_sources(transpose_stage, copy_threshold):
     """Streamed transposes whose source rows are not contiguous (a column step), whose
     planes repeat along a broadcast axis, or with too few rows or columns for a staging
@@ -779,6 +781,7 @@ def test_channels_from_every_phase_of_a_line(dtype, channels, to_chw):
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float32, np.float64, np.complex128])
+@pytest.mark.slow
 def test_transposes_in_the_source_order_stay_in_their_rows(dtype, simd):
     """Streamed transposes whose output rows start on cache lines go in the source's order:
     the items before the output's first line boundary on their own, then blocks of whole
@@ -832,6 +835,7 @@ def source_order():
     (40, 64, True),  # small planes, written once and copied: the output's order
     (40, 64, False),  # distinct planes, each 16 bytes further into a line
 ])
+@pytest.mark.slow
 def test_planes_transposed_in_the_source_order(ni, nj, repeated, in_cache, simd,
                                                copy_threshold, source_order):
     """Transposed planes, one plane repeated along a broadcast axis or one plane per source
@@ -1654,6 +1658,7 @@ def copies_stream(request):
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("offset", [0, 1, 16])
 @pytest.mark.parametrize("dtype", [np.uint8, np.float32])
+@pytest.mark.slow
 def test_large_channel_transposes_in_blocks(direction, threads, offset, dtype, copies_stream):
     """Past CHUNK_BYTES the work is cut into blocks (shared among threads) along the pixels,
     every block with all the channels of its pixels (a multiple of 64 pixels, so that
@@ -1709,6 +1714,7 @@ def test_fill_with_one_item_past_the_streaming_threshold(dtype, offset, fills_st
 
 @pytest.mark.parametrize("block", [3, 5, 12, 24, 100, 4097, 65535])
 @pytest.mark.parametrize("offset", [0, 1, 16, 61])
+@pytest.mark.slow
 def test_replicated_patterns_past_the_streaming_threshold(block, offset, fills_stream_early):
     """A short block (an rgb pixel, a row of a few items) repeated over a large output is
     replicated with non-temporal stores in whole cache lines, the chunks read at the

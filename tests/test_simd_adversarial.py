@@ -242,6 +242,7 @@ IMAGE_DTYPES = [np.uint8, np.int16, np.float32, np.float64, np.complex128,
 @pytest.mark.parametrize("c", [1, 2, 3, 4, 5])
 @pytest.mark.parametrize("direction", ["CHW->HWC", "HWC->CHW"])
 @pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.slow
 def test_large_image_layouts_in_blocks(dtype, c, direction, threads):
     """Outputs above CHUNK_BYTES (cut into blocks, shared by 2 threads), with a broadcast
     batch axis in front and odd pixel counts, into a guarded unaligned output."""
