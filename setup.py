@@ -71,9 +71,13 @@ VIEW_PARTS = [f"lazybcast/_view_{part}.pxi" for part in
 
 
 def build_jobs(extensions):
-    """Extensions compiled at once: one per usable CPU, at most one per extension. The C
-    compiler takes most of a build (~80 s serial, ~46 s with two jobs on a 2-core VM); a
-    ``-j`` on the command line still decides."""
+    """Extensions compiled at once: one per usable CPU, at most one per extension; one on
+    Windows (MSVC sets itself up on the first compile, once). The C compiler takes most of a
+    build (~80 s serial, ~46 s with two jobs on a 2-core VM). ``build_ext -j N`` on the
+    command line, or ``[build_ext] parallel = N`` in a file named by ``DIST_EXTRA_CONFIG``
+    (for ``pip install .``), still decides."""
+    if sys.platform == "win32":
+        return 1
     try:
         cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):

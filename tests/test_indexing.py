@@ -572,6 +572,7 @@ def test_views_from_basic_keys_read_their_source_before_and_after_it_is_made(dat
     view = lazybcast.broadcast_to(source, shape)
     ref = np.broadcast_to(source, shape)
     expected_writeable = view.source.flags.writeable
+    src = None
     for _ in range(data.draw(st.integers(1, 4))):
         key = data.draw(keys(ref.shape, advanced=False))
         expected, error = _numpy(ref, ref.shape, key)
@@ -582,7 +583,8 @@ def test_views_from_basic_keys_read_their_source_before_and_after_it_is_made(dat
             src = view.source
             assert src.ndim == view.ndim and src.flags.writeable == expected_writeable
             assert np.broadcast_to(src, view.shape).tolist() == ref.tolist()
-    # What NumPy read, taken before the references to the source go: then only the view
+    # What NumPy read, taken before the references to the source go (NumPy's arrays, a made
+    # source, and NumPy's exception, whose traceback holds _numpy's frame): then only the view
     # keeps its memory alive (a young collection suffices: the chain is a few calls old, and
     # a full one costs ~0.3 s per example late in the suite).
     geometry = (ref.shape, ref.dtype, ref.itemsize, ref.nbytes, ref.size)
@@ -591,7 +593,7 @@ def test_views_from_basic_keys_read_their_source_before_and_after_it_is_made(dat
     ends = None
     if ref.ndim and ref.shape[0] and ref.dtype.kind not in "OV":
         ends = ref.shape[0], ref[-1].tolist(), ref[[0]].tolist()
-    del source, ref, expected
+    del source, ref, expected, error, src
     gc.collect(1)
     assert (view.shape, view.dtype, view.itemsize, view.nbytes, view.size) == geometry
     assert [mine for n, mine in zip(view.shape, view.strides) if n > 1 and view.size] == strides
