@@ -133,6 +133,7 @@ cdef extern from "_kernels_simd.h":
     void lzb_stream_fence() noexcept nogil
     int lzb_stream_pattern(char* dst, const char* item, intp_t size, intp_t len) noexcept nogil
     bint lzb_all_zero(const char* p, size_t n) noexcept nogil
+    bint lzb_page_unmapped(const char* p) noexcept nogil
     int lzb_cpu_limit(int mask) noexcept nogil
     int lzb_cpu_in_use() noexcept nogil
 
@@ -340,6 +341,12 @@ def _last_threads():
     """Test hook: the number of threads the last copy in blocks (or inline) chose, before
     any helper took part (0 before the first copy)."""
     return _last_nthreads
+
+
+def _last_streamed():
+    """Test hook: whether the last copy (its last plan) was set to write with non-temporal
+    stores, from a source or as a fill."""
+    return _last_stream
 
 
 def _limit_simd(names):

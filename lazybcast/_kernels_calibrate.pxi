@@ -404,6 +404,18 @@ def stream_threshold(kind="copy"):
     return _stream_bytes if kind == "copy" else _stream_fill_bytes
 
 
+def _new_outputs_stream(value=None):
+    """Test hook: whether outputs never written stream past the thresholds too (``True``),
+    or take ordinary stores (``False``, the default: _unwritten in _kernels_job.pxi). The
+    test suite sets ``True`` so that its tests past the thresholds, whose outputs are new
+    allocations, keep testing the non-temporal paths. Returns the setting before."""
+    global _new_outputs_unstreamed
+    before = not _new_outputs_unstreamed
+    if value is not None:
+        _new_outputs_unstreamed = not value
+    return before
+
+
 def _stream_item_threshold(nbytes=None):
     """Test and benchmark hook: the output size from which runs of one item of 1, 2, 4 or 8
     bytes, ITEM_RUN_MIN_BYTES or longer (memset, `rep stos`), stream, after calibrating as

@@ -353,6 +353,7 @@ cdef intp_t _thread_block_min = THREAD_BLOCK_MIN_BYTES
 cdef intp_t _stream_bytes = STREAM_BYTES
 cdef intp_t _stream_fill_bytes = STREAM_FILL_BYTES
 cdef intp_t _stream_low = min(STREAM_BYTES, STREAM_BYTES_LOW)
+cdef bint _new_outputs_unstreamed = True  # (_unwritten; hook _new_outputs_stream)
 cdef intp_t _copy_down_max = COPY_DOWN_MAX_BYTES
 cdef bint _copy_down_calibrated = False
 cdef intp_t _auto_threads_bytes = AUTO_THREADS_BYTES

@@ -23,6 +23,22 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+@pytest.fixture(autouse=True)
+def new_outputs_stream():
+    """Past the streaming thresholds, the kernels write an output never written before with
+    ordinary stores (``_kernels._new_outputs_stream``); the tests past the thresholds
+    allocate their outputs, new pages or not as the allocator has them, so here those
+    stream too, and the tests keep testing the non-temporal paths.
+    ``test_outputs_never_written_take_ordinary_stores`` turns the rule back on."""
+    from lazybcast import _kernels
+
+    before = _kernels._new_outputs_stream(True)
+    try:
+        yield
+    finally:
+        _kernels._new_outputs_stream(before)
+
+
 @pytest.fixture(params=["detected", "SSE2 only"])
 def simd(request):
     """Run a test with the vector extensions this CPU has, and again with SSE2 alone (the

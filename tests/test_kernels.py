@@ -265,6 +265,41 @@ def test_short_contiguous_runs_become_one_item(dtype, run, widened, outer):
             _assert_same_bytes(got, _expected(source, target))
 
 
+@pytest.mark.parametrize("kind", ["copy", "rows", "one item"])
+def test_outputs_never_written_take_ordinary_stores(kind):
+    """Past the streaming thresholds, an output whose pages were never written (a new
+    anonymous mapping, as NumPy's large allocations are) is written with ordinary stores;
+    once written, the same output streams. The values are NumPy's both times."""
+    import mmap
+
+    shape = (256, 1024)
+    source = {"copy": np.arange(shape[0] * shape[1], dtype=np.float32).reshape(shape),
+              "rows": np.arange(shape[1], dtype=np.float32).reshape(1, -1),
+              "one item": np.full((1, 1), 2.5, np.float32)}[kind]
+    copy, fill = _kernels._stream_thresholds()
+    item = _kernels._stream_item_threshold()
+    buffer = mmap.mmap(-1, 4 * shape[0] * shape[1])
+    rule = _kernels._new_outputs_stream(False)  # (conftest turns it off for other tests)
+    try:
+        _kernels._stream_thresholds(copy=0, fill=0)
+        out = np.frombuffer(buffer, np.float32).reshape(shape)
+        _kernels.copy_broadcast(source, out, 1)
+        fresh = _kernels._last_streamed()
+        np.testing.assert_array_equal(out, np.broadcast_to(source, shape))
+        out[...] = -1
+        _kernels.copy_broadcast(source, out, 1)
+        written = _kernels._last_streamed()
+        np.testing.assert_array_equal(out, np.broadcast_to(source, shape))
+        del out
+    finally:
+        _kernels._stream_thresholds(copy=copy, fill=fill)
+        _kernels._stream_item_threshold(item)
+        _kernels._new_outputs_stream(rule)
+        buffer.close()
+    # (Windows: not asked, so streamed both times)
+    assert (fresh, written) == ((True, True) if sys.platform == "win32" else (False, True))
+
+
 @pytest.fixture
 def fills_stream_early():
     """Fills stream from the lower threshold they had before _calibrate_fill could raise it
