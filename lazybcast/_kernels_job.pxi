@@ -282,12 +282,12 @@ cdef bint _unwritten(const Plan* plan, const char* t) noexcept:
     NumPy's allocations past glibc's mmap threshold, 32 MiB at most, always are). The kernel
     zeroes each page through the cache as the first write faults it in, so ordinary stores
     then find it there, and non-temporal ones write it twice: a fresh output is written with
-    ordinary stores whatever its size. Xeon VM (GenuineIntel family 6 model 167), 64 and
-    256 MiB float32, materialize() into a new output, streamed / ordinary: rows of 1024
-    21.8 / 11.9 ms (one thread), 10.2 / 7.2 (two); 256 MiB rows 87.9 / 51.5, 40.2 / 28.6;
-    columns 128.8 / 51.7, 61.3 / 29.2 (benchmarks/RESULTS.md, "Fresh outputs"). Transposes
-    (tiled plans) measured level and keep their rule. (Not the first item: the allocator's
-    header shares its page.)"""
+    ordinary stores whatever its size. Xeon VM (GenuineIntel family 6 model 167),
+    materialize() into a new float32 output, best of 9, streamed / ordinary, one thread and
+    two: 64 MiB rows of 1024 22.3 / 11.9 ms and 11.0 / 7.0; 256 MiB rows 82.6 / 50.1 and
+    41.5 / 30.9, columns 121.2 / 50.5 and 62.0 / 28.6 (benchmarks/RESULTS.md, "New outputs
+    take ordinary stores"). Tiled transposes measured level and keep their rule. (Not the
+    first item: the allocator's header shares its page. At most two mincore calls.)"""
     cdef intp_t last = 0
     cdef int d
     for d in range(plan.ndim):

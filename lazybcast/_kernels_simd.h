@@ -221,7 +221,7 @@ static inline void lzb_stream_copy(char *dst, const char *src, size_t n) {
 /* Whether the page holding p is not in memory (mincore): an output never written yet, whose
  * pages the kernel zeroes through the cache as the first write to each faults it in, so that
  * ordinary stores then hit the cache and non-temporal ones write it all twice (Xeon VM, 64-256
- * MiB fresh outputs: 1.4x-2.5x slower streamed). 0 where the OS has no mincore, or if it
+ * MiB new outputs: 1.3x-2.4x slower streamed). 0 where the OS has no mincore, or if it
  * fails (an address not mapped: the caller's own buffer is, so this does not happen). */
 #if defined(__linux__) || defined(__APPLE__) || defined(__FreeBSD__)
 #include <sys/mman.h>
