@@ -409,10 +409,10 @@ def _new_outputs_stream(value=None):
     or take ordinary stores (``False``, the default: _unwritten in _kernels_job.pxi). The
     test suite sets ``True`` so that its tests past the thresholds, whose outputs are new
     allocations, keep testing the non-temporal paths. Returns the setting before."""
-    global _new_outputs_unstreamed
-    before = not _new_outputs_unstreamed
+    global _new_outputs_streamed
+    before = _new_outputs_streamed
     if value is not None:
-        _new_outputs_unstreamed = not value
+        _new_outputs_streamed = bool(value)
     return before
 
 

@@ -375,7 +375,7 @@ cdef int _run_plan(Plan* plan, const char* s, char* t, intp_t nbytes, int nthrea
     # as runs shorter than ITEM_RUN_MIN_BYTES (_streams), follow the fills' threshold)
     plan.stream_item = plan.stream_fill and (nbytes >= _stream_item_bytes or not (
         plan.itemsize == 1 or plan.itemsize == 2 or plan.itemsize == 4 or plan.itemsize == 8))
-    if ((plan.stream or plan.stream_fill) and not plan.tiled and _new_outputs_unstreamed
+    if ((plan.stream or plan.stream_fill) and not plan.tiled and not _new_outputs_streamed
             and _unwritten(plan, t)):
         plan.stream = plan.stream_fill = plan.stream_item = False
     _last_stream = plan.stream or plan.stream_fill
