@@ -14,8 +14,8 @@ import operator
 
 import numpy as np
 
-from lazybcast._ufuncs import (_NDARRAY_UFUNC, _PLAIN, _as_numpy, _keeps_its_type,
-                               elementwise)
+from lazybcast._ufuncs import (_NDARRAY_UFUNC, _PLAIN, _PY_SCALARS, ARRAYS, _as_numpy,
+                               _keeps_its_type, elementwise)
 from lazybcast._view import BroadcastView
 
 __all__ = ["binary", "equality"]
@@ -33,9 +33,25 @@ _OPERATORS = {
 }
 
 
+def _scalar(x):
+    """True for the exponents NumPy's ``ndarray ** x`` may take a shortcut for: 0-d ones."""
+    t = type(x)
+    if t in _PY_SCALARS or isinstance(x, (np.generic, *_PY_SCALARS)):
+        return True
+    return t in ARRAYS and x.ndim == 0
+
+
 def binary(ufunc, a, b):
     """``ufunc(a, b)`` for a Python operator, or NotImplemented if the other operand opted
-    out of ufuncs (``__array_ufunc__ = None``), as ``NDArrayOperatorsMixin`` does."""
+    out of ufuncs (``__array_ufunc__ = None``), as ``NDArrayOperatorsMixin`` does.
+
+    ``view ** x`` of a 0-d ``x`` is ndarray's ``**`` on the source, not ``np.power``: NumPy
+    computes ``arr ** 2`` as ``np.square`` (for every dtype from NumPy 2.4: ``bool ** 2`` is
+    int8), ``** 0.5`` as ``np.sqrt`` (for complex numbers one ULP apart from ``np.power``)
+    and ``** -1`` as ``np.reciprocal``, with rules that changed in 2.3 and 2.4; the
+    operator on the source follows the installed NumPy's."""
+    if ufunc is np.power and type(a) is BroadcastView and _scalar(b):
+        return elementwise(operator.pow, (a, b))
     other = type(b) if type(a) is BroadcastView else type(a)
     if other in _PLAIN and ufunc.signature is None:
         # What ufunc(a, b) would reach through NumPy's override protocol (__array_ufunc__,

@@ -379,6 +379,41 @@ def test_three_argument_pow_raises_as_numpy():
         pow(lazybcast.broadcast_to(src, (3, 1)), 2, 3)
 
 
+#: Exponents NumPy's ``ndarray ** x`` computes by other ufuncs for some dtypes and versions
+#: (np.square, np.sqrt, np.reciprocal, np.positive, ones), and neighbours that it does not.
+_EXPONENTS = [2, -1, 0.5, 1, 0, 3, 2.0, -1.0, 1.0, 0.0, 1.5, True, 2 + 0j, np.int64(2),
+              np.int8(-1), np.float64(0.5), np.float32(2.0), np.array(2), np.array(0.5)]
+
+
+@pytest.mark.parametrize("exponent", _EXPONENTS, ids=repr)
+@given(case=views())
+def test_power_operator_with_a_scalar_exponent_is_ndarrays(exponent, case):
+    """``view ** x`` is ndarray's ``**``, not always ``np.power``: NumPy 2.4 squares any dtype
+    for ``** 2`` (``bool ** 2`` is int8 where ``np.power`` gives int64); older versions had
+    other shortcuts. The operator on the ``np.broadcast_to`` equivalent is the oracle (values
+    to within NumPy's own spread between layouts: ``np.power`` is one of those functions),
+    so this holds for every NumPy version CI runs."""
+    view, oracle = case
+    check(outcome(operator.pow, view, exponent), outcome(operator.pow, oracle, exponent), view,
+          func=np.power)
+    # A 0-d view as the exponent is its 0-d source, as np.broadcast_to's 0-d array is.
+    zero_d = lazybcast.broadcast_to(np.asarray(exponent), ())
+    check(outcome(operator.pow, view, zero_d),
+          outcome(operator.pow, oracle, np.broadcast_to(np.asarray(exponent), ())), view,
+          func=np.power)
+
+
+@pytest.mark.parametrize("exponent", _EXPONENTS, ids=repr)
+@pytest.mark.parametrize("dtype", ["?", "i1", "u8", "f2", "f4", "f8", "c8", "c16"])
+def test_power_operator_shortcuts_are_numpys_bit_for_bit(dtype, exponent):
+    """On contiguous rows (one loop for both sides: no spread between layouts) the values
+    are NumPy's bit for bit: ``c ** 0.5`` is ``np.sqrt``, one ULP from ``np.power``."""
+    src = (np.arange(1, 40) * 0.7 + (1j if dtype[0] == "c" else 0)).astype(dtype)
+    view = lazybcast.broadcast_to(src, (3, src.size))
+    check(outcome(operator.pow, view, exponent),
+          outcome(operator.pow, np.broadcast_to(src, view.shape), exponent), view)
+
+
 @pytest.mark.parametrize("op", ["iadd", "isub", "imul", "itruediv", "ifloordiv", "imod", "ipow",
                                 "ilshift", "irshift", "iand", "ior", "ixor", "imatmul"])
 def test_in_place_operators_raise_as_numpy(op):
