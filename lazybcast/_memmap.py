@@ -87,8 +87,13 @@ def _region(array):
     if array.dtype.hasobject or array.size == 0:
         return None
     anchor = _anchor(array)
-    if anchor is None or not isinstance(anchor.filename, str) or anchor.mode == "c":
+    if anchor is None or anchor.mode == "c":
         return None
+    path = anchor.filename  # a str, or a resolved pathlib.Path when the map was opened by one
+    if isinstance(path, os.PathLike):
+        path = os.fspath(path)
+    if not isinstance(path, str):
+        return None  # mapped from an open file NumPy knows no name of
     try:
         length = len(anchor.base)
     except ValueError:  # the map was closed under the array
@@ -102,7 +107,7 @@ def _region(array):
     lo, hi = _extent(array.shape, array.strides, array.dtype.itemsize)
     if first + lo < map_lo or first + hi > map_lo + length:
         return None  # not inside this mapping after all: go by value
-    return anchor.filename, start + (first - map_lo), anchor.mode
+    return path, start + (first - map_lo), anchor.mode
 
 
 

@@ -66,6 +66,26 @@ def test_round_trip_in_afresh_process(tmp_path, name):
     assert back.base.shape == view.base.shape or back.base is back.source
 
 
+@pytest.mark.parametrize("opened", ["np.load", "np.memmap"])
+def test_maps_opened_by_a_path_object_pickle_by_reference(tmp_path, opened):
+    """NumPy keeps a map opened by a ``pathlib.Path`` under ``filename`` as the resolved Path
+    (a str when opened by a str): both are a file's name."""
+    data = np.arange(40 * 30, dtype=np.float32).reshape(40, 30)
+    path = tmp_path / "data.npy"
+    np.save(path, data)
+    if opened == "np.load":
+        m = np.load(path, mmap_mode="r")
+    else:
+        m = np.memmap(path, dtype=np.float32, mode="r", offset=128, shape=(40, 30))
+    assert not isinstance(m.filename, str)  # what this test is about
+    view = lazybcast.broadcast_to(m[::-2, 3:], (7, 20, 27))
+    blob = pickle.dumps(view)
+    assert len(blob) < 600, len(blob)  # the path and the region, not 4 kB of floats
+    assert str(path.resolve()).encode() in blob
+    np.testing.assert_array_equal(pickle.loads(blob), np.broadcast_to(data[::-2, 3:], view.shape))
+    assert _memmap.file_token(view.source) is not None
+
+
 def test_unpickled_source_is_read_only_and_repickles_by_reference(tmp_path):
     path = _npy(tmp_path, np.arange(1000.0))
     view = lazybcast.broadcast_to(np.load(path, mmap_mode="r+")[10:20], (5, 10))
