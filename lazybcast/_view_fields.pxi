@@ -85,6 +85,7 @@ cdef class _ViewFields:
     cdef readonly object base
     cdef readonly str mode
     cdef intp_t _size
+    cdef object __weakref__      # weakref.ref(view) works, as for an ndarray
 
     def __cinit__(self):
         # Every field valid from the start: an object made by __new__ alone is an empty view.

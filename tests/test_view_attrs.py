@@ -66,6 +66,26 @@ def test_base_is_the_data_itself():
         assert np.shares_memory(np.asarray(v), x)
 
 
+def test_weak_references_as_to_an_ndarray():
+    """``weakref.ref(view)`` works as for an ndarray (a cache keyed by arrays, a
+    ``WeakValueDictionary``), and the reference dies with the view, free list or not."""
+    import gc
+    import weakref
+
+    src = np.arange(3)
+    for make in (lambda: lazybcast.broadcast_to(src, (4, 3)),
+                 lambda: lazybcast.broadcast_to(src, (4, 3))[1:]):  # (a view by a basic key)
+        v = make()
+        ref = weakref.ref(v)
+        cache = weakref.WeakValueDictionary(a=v)
+        assert ref() is v and cache["a"] is v
+        del v
+        gc.collect()
+        assert ref() is None and len(cache) == 0
+        w = make()  # (may reuse the freed view's memory)
+        assert ref() is None and weakref.ref(w)() is w
+
+
 def test_base_of_array_likes():
     v = lazybcast.broadcast([[1, 2, 3]], [2, 3])
     assert type(v.base) is np.ndarray
