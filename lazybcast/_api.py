@@ -11,16 +11,12 @@ _MAXDIMS = 64
 
 
 def _as_array(data):
-    """``data`` as an ndarray: ndarrays and their subclasses as they are (``make_view`` reads a
-    subclass through ``np.asarray`` and refuses a masked array), anything else through
+    """``data`` as an ndarray or a view: ndarrays and their subclasses as they are
+    (``make_view`` reads a subclass through ``np.asarray`` and refuses a masked array), views
+    as they are (:func:`_finish` broadcasts their compact source), anything else through
     ``np.asarray``."""
-    if isinstance(data, np.ndarray):
+    if isinstance(data, (np.ndarray, BroadcastView)):
         return data
-    if isinstance(data, BroadcastView):
-        raise TypeError(
-            "data is already a BroadcastView; broadcast its source (view.source) or slice it, "
-            "or pass view.materialize()"
-        )
     return np.asarray(data)
 
 
@@ -31,6 +27,11 @@ def _finish(data, aligned, shape, mode, name="target_shape"):
             f"allowed"
         )
     check_size(shape, data.dtype.itemsize, name)
+    if isinstance(data, BroadcastView):
+        # A view of a view, as np.broadcast_to(view, shape) gives: the zero-copy array of
+        # the view (stride 0 on its broadcast axes) collapses back to its compact source,
+        # and the new view keeps the array the first was made of (a memory map stays one).
+        return make_view(data._as_ndarray(), aligned, shape, mode, data.base)
     return make_view(data, aligned, shape, mode)
 
 
@@ -42,8 +43,9 @@ def broadcast(data, target_shape, axes_mapping=None, *, mode="numpy", axis=-1):
 
     Parameters
     ----------
-    data : array_like
-        Any array NumPy accepts, with any dtype and strides; ndarrays are not copied.
+    data : array_like or BroadcastView
+        Any array NumPy accepts, with any dtype and strides; ndarrays are not copied, and a
+        view is broadcast further from its compact source.
     target_shape : sequence of int or 1-D integer ndarray
         The requested output shape.
     axes_mapping : sequence of int or 1-D integer ndarray, optional
@@ -110,8 +112,9 @@ def broadcast_to(data, shape):
 
     Parameters
     ----------
-    data : array_like
-        The source; ndarrays are not copied.
+    data : array_like or BroadcastView
+        The source; ndarrays are not copied, and a view is broadcast further from its
+        compact source.
     shape : int or sequence of int
         The output shape.
 
@@ -178,6 +181,11 @@ def broadcast_arrays(*arrays):
     """broadcast_arrays(*arrays)
 
     Broadcast any number of arrays against each other (SONNX N-ary Broadcast) as lazy views.
+
+    Parameters
+    ----------
+    *arrays : array_like or BroadcastView
+        ndarrays are not copied; a view is broadcast further from its compact source.
 
     Returns
     -------

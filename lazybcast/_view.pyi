@@ -327,4 +327,5 @@ def make_view(
     aligned: tuple[int, ...],  # tuple
     shape: tuple[int, ...],  # tuple
     mode: str,  # str
+    base: np.ndarray[Any, Any] | None = None,
 ) -> BroadcastView: ...

@@ -327,10 +327,11 @@ def _rebuild(source, shape, mode, base_shape=None):
     return view
 
 
-def make_view(data, tuple aligned, tuple shape, str mode):
+def make_view(data, tuple aligned, tuple shape, str mode, base=None):
     """A view of ``data`` reshaped to ``aligned`` (same size, ones inserted) broadcast to
     ``shape``. Stride-0 axes of ``data`` itself are collapsed, so a view of
-    ``np.broadcast_to(...)`` stays compact.
+    ``np.broadcast_to(...)`` (or of another view's ``np.asarray``) stays compact. The view's
+    ``base`` is ``data``, or ``base`` when given (the array a view of a view keeps).
 
     ``data`` is an ndarray. Of its subclasses, a masked array is refused (``TypeError``: the
     view would drop its mask); any other (``np.memmap``, ``np.matrix``, user subclasses) is read
@@ -353,4 +354,4 @@ def make_view(data, tuple aligned, tuple shape, str mode):
         for n, stride in zip(source.shape, source.strides):
             key.append(slice(0, 1) if stride == 0 and n > 1 else slice(None))
         source = source[tuple(key)]
-    return BroadcastView._wrap(source, shape, data, mode)
+    return BroadcastView._wrap(source, shape, data if base is None else base, mode)

@@ -224,14 +224,42 @@ def test_zero_size_dims():
         lazybcast.broadcast(np.ones(0), [3], mode="pdpd")
 
 
-def test_broadcast_of_a_view_is_rejected():
-    v = lazybcast.broadcast_to(np.arange(3), (2, 3))
-    with pytest.raises(TypeError, match="BroadcastView"):
-        lazybcast.broadcast(v, [4, 2, 3])
-    with pytest.raises(TypeError, match="BroadcastView"):
-        lazybcast.broadcast_to(v, (4, 2, 3))
-    with pytest.raises(TypeError, match="BroadcastView"):
-        lazybcast.broadcast_arrays(v, np.ones(3))
+@given(data=st.data())
+def test_broadcast_of_a_view_is_numpys_of_its_array(data):
+    """Every mode takes a view as its data, as it takes ``np.asarray(view)`` (what NumPy's
+    ``np.broadcast_to(view, ...)`` reads): the same values, and a view of the first view's
+    data whose source is no larger than the first's."""
+    shape, target, mapping, mode, axis = data.draw(requests())
+    inner = tuple(n if data.draw(st.booleans()) else 1 for n in shape)  # the first view's data
+    x = data.draw(laid_out(inner, data.draw(dtypes)))
+    first = lazybcast.broadcast_to(x, shape)
+    expected = expected_values(np.broadcast_to(x, shape), target, mapping, mode, axis)
+    v = call_broadcast(first, target, mapping, mode, axis)
+    assert isinstance(v, lazybcast.BroadcastView) and v.mode == mode
+    assert v.base is x
+    assert v.source.size <= max(first.source.size, 1)
+    assert_same(v.materialize(), expected)
+    if x.size and v.size:
+        assert np.shares_memory(np.asarray(v), x), "the view must not copy its data"
+    arrays = data.draw(st.sampled_from([(first, np.ones(shape[-1:])), (np.ones(()), first),
+                                        (first, first[None])]))
+    got = lazybcast.broadcast_arrays(*arrays)
+    for g, e in zip(got, np.broadcast_arrays(*[np.asarray(a) for a in arrays])):
+        assert g.base is x or type(g.base) is np.ndarray and g.base is not x
+        assert_same(g.materialize(), e)
+
+
+def test_broadcast_of_a_memmapped_view_pickles_by_reference(tmp_path):
+    import pickle
+
+    mm = np.memmap(tmp_path / "x.bin", dtype=np.float32, mode="w+", shape=(1000,))
+    mm[:] = np.arange(1000)
+    first = lazybcast.broadcast_to(mm, (50, 1000))
+    v = lazybcast.broadcast_to(first, (7, 50, 1000))
+    assert v.base is mm
+    blob = pickle.dumps(v)
+    assert len(blob) < 1000, len(blob)  # the path and a region, not 4 kB of floats
+    np.testing.assert_array_equal(pickle.loads(blob), np.broadcast_to(np.arange(1000.0), v.shape))
 
 
 # -- broadcast_arrays and broadcast_shapes: exactly NumPy -----------------------------------------
