@@ -34,9 +34,10 @@ _OPERATORS = {
 
 
 def _scalar(x):
-    """True for the exponents NumPy's ``ndarray ** x`` may take a shortcut for: 0-d ones."""
+    """True for the exponents NumPy's ``ndarray ** x`` may take a shortcut for: 0-d ones of
+    exact types (a subclass of int or float may defer, as NumPy lets it: see binary)."""
     t = type(x)
-    if t in _PY_SCALARS or isinstance(x, (np.generic, *_PY_SCALARS)):
+    if t in _PY_SCALARS or isinstance(x, np.generic):
         return True
     return t in ARRAYS and x.ndim == 0
 
@@ -48,10 +49,12 @@ def binary(ufunc, a, b):
     ``view ** x`` of a 0-d ``x`` is ndarray's ``**`` on the source, not ``np.power``: NumPy
     computes ``arr ** 2`` as ``np.square`` (for every dtype from NumPy 2.4: ``bool ** 2`` is
     int8), ``** 0.5`` as ``np.sqrt`` (for complex numbers one ULP apart from ``np.power``)
-    and ``** -1`` as ``np.reciprocal``, with rules that changed in 2.3 and 2.4; the
-    operator on the source follows the installed NumPy's."""
+    and ``** -1`` as ``np.reciprocal``, with rules that changed in 2.3 and 2.4 (before 2.3,
+    NumPy scalars and 0-d arrays took them too, so the exponent stays 0-d); the operator on
+    the source follows the installed NumPy's."""
     if ufunc is np.power and type(a) is BroadcastView and _scalar(b):
-        return elementwise(operator.pow, (a, b))
+        exponent = b._source if type(b) is BroadcastView else b
+        return elementwise(lambda source: source ** exponent, (a,))
     other = type(b) if type(a) is BroadcastView else type(a)
     if other in _PLAIN and ufunc.signature is None:
         # What ufunc(a, b) would reach through NumPy's override protocol (__array_ufunc__,

@@ -403,6 +403,23 @@ def test_power_operator_with_a_scalar_exponent_is_ndarrays(exponent, case):
           func=np.power)
 
 
+class _OptOutInt(int):
+    """An int that opted out of ufuncs: NumPy's ``arr ** x`` defers to its ``__rpow__``."""
+    __array_ufunc__ = None
+
+    def __rpow__(self, other):
+        return "rpow", type(other).__name__, np.shape(other)
+
+
+def test_power_operator_keeps_the_deferral_of_a_scalar_subclass():
+    """``view ** x`` of an int subclass that opted out of ufuncs calls its ``__rpow__`` with
+    the view, as NumPy's ``**`` calls it with the whole array (not with the source)."""
+    src = np.arange(3.0)
+    assert np.broadcast_to(src, (4, 3)) ** _OptOutInt(2) == ("rpow", "ndarray", (4, 3))
+    assert lazybcast.broadcast_to(src, (4, 3)) ** _OptOutInt(2) == ("rpow", "BroadcastView",
+                                                                  (4, 3))
+
+
 @pytest.mark.parametrize("exponent", _EXPONENTS, ids=repr)
 @pytest.mark.parametrize("dtype", ["?", "i1", "u8", "f2", "f4", "f8", "c8", "c16"])
 def test_power_operator_shortcuts_are_numpys_bit_for_bit(dtype, exponent):
