@@ -67,8 +67,8 @@ def test_base_is_the_data_itself():
 
 
 def test_weak_references_as_to_an_ndarray():
-    """``weakref.ref(view)`` works as for an ndarray (a cache keyed by arrays, a
-    ``WeakValueDictionary``), and the reference dies with the view, free list or not."""
+    """``weakref.ref(view)`` works as for an ndarray (a ``WeakValueDictionary`` of views,
+    ``weakref.finalize``), and the reference dies with the view, free list or not."""
     import gc
     import weakref
 
