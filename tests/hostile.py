@@ -391,7 +391,7 @@ def ref_fits(shape, itemsize):
 
 def _as_data(data):
     if isinstance(data, lazybcast.BroadcastView):
-        raise Invalid
+        return np.asarray(data)  # a view is data as np.broadcast_to(view, ...) reads it
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")
