@@ -1,8 +1,9 @@
 """Python's operators on views (``BroadcastView.__add__``, ``__eq__``, ...): the ufunc each
 stands for, computed at source cost by :mod:`lazybcast._ufuncs` without the round trip
 through NumPy's override protocol, and NumPy's deferrals kept (an operand that opted out of
-ufuncs gets its reflected operator; an ndarray subclass whose type NumPy's results keep gets
-ndarray's operator on the zero-copy arrays).
+ufuncs, or one without ``__array_ufunc__`` but with a higher ``__array_priority__``, gets its
+reflected operator; an ndarray subclass whose type NumPy's results keep gets ndarray's
+operator on the zero-copy arrays).
 
 >>> import numpy as np, lazybcast
 >>> v = lazybcast.broadcast_to(np.arange(3), (1000, 3))
@@ -42,6 +43,20 @@ def _scalar(x):
     return t in ARRAYS and x.ndim == 0
 
 
+def _defers_by_priority(x):
+    """NumPy's legacy rule for ``arr op x`` (``binop_should_defer``, forward operators and
+    comparisons only): an operand without ``__array_ufunc__`` whose ``__array_priority__`` is
+    above an ndarray's (0.0) gets its reflected operator (scipy.sparse matrices, torch
+    tensors); a priority that cannot be read or converted counts as none."""
+    t = type(x)
+    if t in _PLAIN or isinstance(x, (np.ndarray, np.generic)) or hasattr(t, "__array_ufunc__"):
+        return False
+    try:
+        return float(x.__array_priority__) > 0.0
+    except Exception:  # noqa: BLE001 - NumPy clears any error here and reads no priority
+        return False
+
+
 def binary(ufunc, a, b):
     """``ufunc(a, b)`` for a Python operator, or NotImplemented if the other operand opted
     out of ufuncs (``__array_ufunc__ = None``), as ``NDArrayOperatorsMixin`` does.
@@ -61,6 +76,8 @@ def binary(ufunc, a, b):
         # then array_ufunc: nothing defers, no out=), without its cost: about 10 us less per
         # call, a fifth of a 512 x 512 float32 add (Zen 3).
         return elementwise(ufunc, (a, b))
+    if type(a) is BroadcastView and _defers_by_priority(b):
+        return NotImplemented
     if other not in _PLAIN and getattr(other, "__array_ufunc__", _NDARRAY_UFUNC) is None:
         return NotImplemented
     if other not in _PLAIN and _keeps_its_type(other) and ufunc in _OPERATORS:

@@ -302,6 +302,46 @@ def test_deferring_to_other_types():
     assert np.multiply(_Duck(), v) == ("duck", "multiply")
 
 
+class _HighPriority:
+    """No ``__array_ufunc__``, a higher ``__array_priority__`` (scipy.sparse's and torch's
+    kind): NumPy's forward operators and comparisons give it its reflected method."""
+    __array_priority__ = 10.1
+
+    def __init__(self, priority=10.1):
+        self.__array_priority__ = priority
+
+    def _reflected(name):
+        return lambda self, other: (name, type(other).__name__, np.shape(other))
+
+    for _name in ("radd", "rsub", "rmul", "rtruediv", "rfloordiv", "rmod", "rpow", "rmatmul",
+                  "rlshift", "rrshift", "rand", "ror", "rxor", "rdivmod"):
+        locals()[f"__{_name}__"] = _reflected(_name)
+    __lt__, __gt__ = _reflected("lt"), _reflected("gt")
+    __le__, __ge__ = _reflected("le"), _reflected("ge")
+    __eq__, __ne__ = _reflected("eq"), _reflected("ne")
+    __hash__ = None
+    del _name, _reflected
+
+
+@pytest.mark.parametrize("op", OPERATORS + [operator.matmul], ids=lambda op: op.__name__)
+@pytest.mark.parametrize("priority", [10.1, 0.0, "high"], ids=repr)
+def test_operators_defer_by_array_priority_as_numpys(op, priority):
+    """``view op x`` for an ``x`` without ``__array_ufunc__``: ``x``'s reflected method
+    where its ``__array_priority__`` is above an ndarray's, NumPy's loop otherwise (a
+    priority that is not a number counts as none)."""
+    src = np.arange(1, 4)
+    n, v = np.broadcast_to(src, (2, 3)), lazybcast.broadcast_to(src, (2, 3))
+    expected = outcome(op, n, _HighPriority(priority))
+    got = outcome(op, v, _HighPriority(priority))
+    if priority == 10.1:
+        assert expected[0] == "ok" and expected[1][1:] == ("ndarray", (2, 3)), expected
+        assert got == ("ok", (expected[1][0], "BroadcastView", (2, 3)))
+    elif raised_alike(got, expected):
+        pass  # (NumPy's object loop raised, and so did the view's)
+    else:  # NumPy's object loop, element by element, and the same on the view
+        assert np.asarray(got[1]).tolist() == expected[1].tolist()
+
+
 def test_array_like_operands():
     v = lazybcast.broadcast_to(np.arange(3), (2, 3))
     r = v + [10, 20, 30]
