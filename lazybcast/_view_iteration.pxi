@@ -2,21 +2,29 @@
 # materialized batches (``iter_batches``, whose machinery is lazybcast._batches).
 
 
+def _rows(view):
+    """The rows of a view of rank >= 1: NumPy's items along axis 0 for rank 1, else each row
+    materialized (a writeable ndarray of its own)."""
+    if len(view.shape) == 1:
+        values = np.broadcast_to(_source_of(view), view.shape)
+        for i in range(view.shape[0]):
+            yield values[i]
+        return
+    for i in range(view.shape[0]):
+        yield view[i].materialize()
+
+
 @cython.auto_pickle(False)
 cdef class _Iteration(_Pickling):
     """Iteration and batches of a :class:`BroadcastView` (a base class of it; never
     instantiated on its own)."""
 
     def __iter__(self):
+        # (not a generator itself: iter() of a 0-d view raises at once, as NumPy's does, so
+        # np.iterable(view) is False)
         if not self.shape:
             raise TypeError("iteration over a 0-d BroadcastView")
-        if len(self.shape) == 1:
-            values = np.broadcast_to(_source_of(self), self.shape)
-            for i in range(self.shape[0]):
-                yield values[i]
-            return
-        for i in range(self.shape[0]):
-            yield self[i].materialize()
+        return _rows(self)
 
     def iter_batches(self, batch_size, *, out=None, drop_last=False, prefetch=0):
         """iter_batches(batch_size, *, out=None, drop_last=False, prefetch=0)

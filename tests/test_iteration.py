@@ -60,10 +60,11 @@ def test_len_matches_numpy(case):
             len(view)
         with pytest.raises(TypeError):
             iter(ref)
-        with pytest.raises(TypeError):
-            next(iter(view))
+        with pytest.raises(TypeError, match="0-d"):
+            iter(view)  # at once, not at the first next(): np.iterable(view) is False
     else:
         assert len(view) == len(ref) == shape[0]
+    assert np.iterable(view) is np.iterable(ref) is bool(shape)
 
 
 @given(views())
