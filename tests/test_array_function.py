@@ -133,6 +133,10 @@ def test_isclose_allclose_array_equal_examples():
     assert np.isclose(v, v, equal_nan=True).all()
     assert not np.allclose(v, v) and np.allclose(v, v, equal_nan=True)
     assert np.array_equal(v, v, equal_nan=True) and not np.array_equal(v, v)
+    for src in (np.array(["a", "b"]), np.array([None, 1.5], dtype=object)):
+        # (isnan has no loop for these; NumPy answers the same array passed twice at once)
+        n, w = np.broadcast_to(src, (3, 2)), lazybcast.broadcast_to(src, (3, 2))
+        assert np.array_equal(n, n, equal_nan=True) is np.array_equal(w, w, equal_nan=True)
     assert not np.array_equal(v, v[:1])
     w = lazybcast.broadcast_to(np.arange(3), (4, 3))
     assert np.array_equal(w, np.tile(np.arange(3), (4, 1)))
