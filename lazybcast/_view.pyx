@@ -248,6 +248,11 @@ cdef class BroadcastView(_Iteration):
             f"held={_format_bytes(held)})"
         )
 
+    def __str__(self):
+        # NumPy's str of the values (print(view), f"{view}"): summarized past 1000 elements,
+        # so only the corners are read, whatever the logical size. repr is the summary above.
+        return str(self._as_ndarray())
+
     def __bool__(self):
         # NumPy's rule: the truth of a one-element array is its element's; otherwise an error.
         return bool(np.broadcast_to(_source_of(self), self.shape))

@@ -147,7 +147,19 @@ def test_scalar_conversions_are_numpys(shape, dtype):
 def test_format():
     v = lazybcast.broadcast_to(np.float64(2.5), ())
     assert f"{v:.3f}" == "2.500"
-    assert f"{v}" == str(v)
+    assert f"{v}" == str(v) == str(np.float64(2.5)) == "2.5"
+
+
+@pytest.mark.parametrize("source, shape", [
+    (np.float64(2.5), ()), (np.arange(3, dtype=np.int16), (2, 3)),
+    (np.array(["a", "bc"]), (2, 2)), (np.array([None, {"k": 1}], dtype=object), (3, 2)),
+    (np.arange(5.0)[::-1], (10**6, 10**6, 5)),  # 40 PB logical: only the corners are read
+    (np.zeros((0, 3)), (4, 0, 3)),
+], ids=["0-d", "int16", "str", "object", "huge", "empty"])
+def test_str_is_numpys_of_the_values(source, shape):
+    v = lazybcast.broadcast_to(source, shape)
+    assert str(v) == str(np.broadcast_to(source, shape))
+    assert repr(v).startswith("BroadcastView(shape=")
     with pytest.raises(TypeError, match="unsupported format string"):
         f"{lazybcast.broadcast_to(np.arange(3.0), (2, 3)):.3f}"
 
