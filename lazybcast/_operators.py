@@ -1,9 +1,9 @@
 """Python's operators on views (``BroadcastView.__add__``, ``__eq__``, ...): the ufunc each
 stands for, computed at source cost by :mod:`lazybcast._ufuncs` without the round trip
 through NumPy's override protocol, and NumPy's deferrals kept (an operand that opted out of
-ufuncs, or one without ``__array_ufunc__`` but with a higher ``__array_priority__``, gets its
-reflected operator; an ndarray subclass whose type NumPy's results keep gets ndarray's
-operator on the zero-copy arrays).
+ufuncs gets its reflected operator; an ndarray subclass whose type NumPy's results keep, or
+an operand without ``__array_ufunc__`` but with an ``__array_priority__``, gets ndarray's
+operator on the zero-copy arrays, which defers to it as it does for np.broadcast_to arrays).
 
 >>> import numpy as np, lazybcast
 >>> v = lazybcast.broadcast_to(np.arange(3), (1000, 3))
@@ -43,18 +43,21 @@ def _scalar(x):
     return t in ARRAYS and x.ndim == 0
 
 
-def _defers_by_priority(x):
-    """NumPy's legacy rule for ``arr op x`` (``binop_should_defer``, forward operators and
-    comparisons only): an operand without ``__array_ufunc__`` whose ``__array_priority__`` is
-    above an ndarray's (0.0) gets its reflected operator (scipy.sparse matrices, torch
-    tensors); a priority that cannot be read or converted counts as none."""
+#: Types whose ``__array_priority__`` NumPy never reads (its lookup skips Python's basic types).
+_BASIC = frozenset((list, tuple, dict, set, frozenset, str, bytes, bytearray, memoryview,
+                    range, slice, type(Ellipsis)))
+
+
+def _may_defer(x):
+    """Whether NumPy's legacy rule (``binop_should_defer``) may give ``x`` the operator in
+    ``arr op x``: no ``__array_ufunc__`` on its type, an ``__array_priority__`` (exact NumPy
+    scalars and Python's basic types aside). ndarray's own operator then decides."""
     t = type(x)
-    if t in _PLAIN or isinstance(x, (np.ndarray, np.generic)) or hasattr(t, "__array_ufunc__"):
+    if t in _PLAIN or t in _BASIC or hasattr(t, "__array_ufunc__"):
         return False
-    try:
-        return float(x.__array_priority__) > 0.0
-    except Exception:  # noqa: BLE001 - NumPy clears any error here and reads no priority
-        return False
+    if isinstance(x, np.generic) and t.__module__ == "numpy":
+        return False  # (NumPy's scalars: its quick case, never deferred to)
+    return getattr(x, "__array_priority__", None) is not None
 
 
 def binary(ufunc, a, b):
@@ -76,8 +79,12 @@ def binary(ufunc, a, b):
         # then array_ufunc: nothing defers, no out=), without its cost: about 10 us less per
         # call, a fifth of a 512 x 512 float32 add (Zen 3).
         return elementwise(ufunc, (a, b))
-    if type(a) is BroadcastView and _defers_by_priority(b):
-        return NotImplemented
+    if type(a) is BroadcastView and _may_defer(b):
+        # ndarray's operator on the zero-copy array: NumPy's legacy deferral (an operand
+        # with a higher __array_priority__, such as a scipy.sparse matrix or a torch
+        # tensor, gets its reflected method with that ndarray, which it knows), else
+        # NumPy's ufunc (a full-size ndarray result, as np.broadcast_to's gives).
+        return _OPERATORS[ufunc](_as_numpy(a), b)
     if other not in _PLAIN and getattr(other, "__array_ufunc__", _NDARRAY_UFUNC) is None:
         return NotImplemented
     if other not in _PLAIN and _keeps_its_type(other) and ufunc in _OPERATORS:

@@ -99,3 +99,28 @@ def test_after_a_layout_change():
     assert t.stride() == (1, 0, 4)
     assert torch.equal(t, torch.from_numpy(np.broadcast_to(x, (5, 3, 4)).transpose(2, 0, 1)
                                            .copy()))
+
+
+@pytest.mark.parametrize("op", ["add", "mul", "eq", "ne", "lt"])
+def test_operators_with_tensors_are_numpys(op):
+    """``view op tensor`` is what ``np.broadcast_to(...) op tensor`` gives (a tensor defers by
+    ``__array_priority__``, and takes ndarrays): a Tensor, NumPy's TypeError, or torch's
+    answer for ``!=`` (a bool)."""
+    import operator
+    import warnings
+
+    src = np.arange(3.0)
+    t = torch.tensor([0.0, 1.0, 5.0], dtype=torch.float64)
+    n, v = np.broadcast_to(src, (2, 3)), lazybcast.broadcast_to(src, (2, 3))
+    func = getattr(operator, op)
+    with warnings.catch_warnings():  # (torch, once per process: "array is not writable")
+        warnings.filterwarnings("ignore", "The given NumPy array is not writable")
+        try:
+            expected = func(n, t)
+        except TypeError:
+            with pytest.raises(TypeError):
+                func(v, t)
+            return
+        got = func(v, t)
+    assert type(got) is type(expected)
+    assert torch.equal(got, expected) if type(got) is torch.Tensor else got == expected
