@@ -60,6 +60,10 @@ include "_view_methods.pxi"    # _ArrayMethods: ndarray's methods, reductions
 include "_view_pickling.pxi"   # _Pickling: pickling, dask
 include "_view_iteration.pxi"  # _Iteration: iteration and batches
 
+#: The most elements str(view) prints (see __str__): about a megabyte of text.
+_STR_LIMIT = 100_000
+
+
 @cython.final  # not subclassable: every protocol dispatches on `type(x) is BroadcastView`,
                # and a subclass would reach itself again (x == x recursed)
 cdef class BroadcastView(_Iteration):
@@ -249,8 +253,19 @@ cdef class BroadcastView(_Iteration):
         )
 
     def __str__(self):
-        # NumPy's str of the values (print(view), f"{view}"): summarized past 1000 elements,
-        # so only the corners are read, whatever the logical size. repr is the summary above.
+        # NumPy's str of the values (print(view), f"{view}"). Past NumPy's threshold (1000
+        # elements) it shows each long axis's ends only; a view with many short axes would
+        # still print whole ((4,) * 12: 16.8 million elements, a 108 MB string), so one whose
+        # printout would pass _STR_LIMIT elements (or the threshold, if set higher) gives
+        # its repr, the summary above.
+        options = np.get_printoptions()
+        printed = self.size
+        if printed > options["threshold"]:
+            printed = 1
+            for n in self.shape:
+                printed *= min(n, 2 * options["edgeitems"])
+        if printed > max(_STR_LIMIT, options["threshold"]):
+            return repr(self)
         return str(self._as_ndarray())
 
     def __bool__(self):

@@ -160,6 +160,18 @@ def test_str_is_numpys_of_the_values(source, shape):
     v = lazybcast.broadcast_to(source, shape)
     assert str(v) == str(np.broadcast_to(source, shape))
     assert repr(v).startswith("BroadcastView(shape=")
+
+
+def test_str_of_a_view_numpy_would_print_whole_is_its_repr():
+    """Many short axes escape NumPy's summary ((4,) * 12: 16.8 million elements, a 108 MB
+    string from an 8-byte source): past 100,000 printed elements str is the repr, unless
+    NumPy's threshold asks for more."""
+    v = lazybcast.broadcast_to(np.zeros(1), (4,) * 12)
+    assert str(v) == repr(v) == f"{v}"
+    w = lazybcast.broadcast_to(np.arange(2.0), (2,) * 17)  # 131,072 elements
+    assert str(w) == repr(w)
+    with np.printoptions(threshold=2**17):
+        assert str(w) == str(np.broadcast_to(np.arange(2.0), w.shape))
     with pytest.raises(TypeError, match="unsupported format string"):
         f"{lazybcast.broadcast_to(np.arange(3.0), (2, 3)):.3f}"
 
