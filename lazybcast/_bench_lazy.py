@@ -94,6 +94,11 @@ def _torch_nanpercentiles(t):
     return torch.nanquantile(t, torch.tensor([0.01, 0.99], dtype=t.dtype), dim=0)
 
 
+def _torch_masked_sum(t, mask):
+    torch = load_torch()
+    return torch.where(torch.from_numpy(mask), t, 0).sum(dim=0)
+
+
 def _torch_einsum(subscripts, *tensors):
     return load_torch().einsum(subscripts, *tensors)
 
@@ -119,6 +124,10 @@ def _build():
         # (float64: NumPy's and torch's float32 sums of 10^4 equal terms drift past rtol)
         _case('np.einsum("ij->j", v)', [((1, 1024), (rows, 1024))], f8,
             lambda v: np.einsum("ij->j", v), lambda t: _torch_einsum("ij->j", t), quick)
+    cols = np.arange(1024) % 3 == 0  # a where= mask that repeats with the view
+    for rows, quick in ((8192, True), (131072, False)):
+        _case("v.sum(axis=0, where=cols)", [((1, 1024), (rows, 1024))], f8,
+            lambda v: v.sum(axis=0, where=cols), lambda t: _torch_masked_sum(t, cols), quick)
     for rows, quick in ((4096, True), (16384, False)):  # every row sorted alike
         _case("np.sort(v, axis=1)", [((1, 1024), (rows, 1024))], f4,
             lambda v: np.sort(v, axis=1), lambda t: t.sort(dim=1).values, quick)

@@ -7,8 +7,10 @@ of squared deviations by ``m - ddof / k``, the same quotient as NumPy's ``k * S 
 float16/32 and complex64 are computed in float64 (complex128) on the small source and rounded
 once, as the sums of :mod:`lazybcast._reductions` are.
 
-``where=`` masks, a precomputed ``mean=``, object dtypes and 0-d views run in NumPy on the
-zero-copy ``np.asarray(view)``.
+A ``where=`` mask that repeats with the view is applied on their joint compact shape, as the
+reductions apply it (``_reductions._masked``: the repeats count only where the mask is set,
+the quotients are unchanged). Other masks, a precomputed ``mean=``, object dtypes and 0-d
+views run in NumPy on the zero-copy ``np.asarray(view)``.
 
 >>> import numpy as np, lazybcast
 >>> v = lazybcast.broadcast_to(np.array([1.0, 2.0, 6.0]), (1000, 3))
@@ -20,8 +22,9 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from lazybcast._axis_args import _reduction_axes, keepdims_flag
-from lazybcast._reductions import (_finish, _is_object, _numpy, _out_fits, _repeated,
-                                   _repeats, _result_shape, _source, _temp, _whole_call, reduce)
+from lazybcast._reductions import (_finish, _is_object, _masked, _numpy, _out_fits,
+                                   _repeated, _repeats, _result_shape, _source, _temp,
+                                   _whole_call, reduce)
 from lazybcast._repetition import narrow, wide
 from lazybcast._ufuncs import _wrap
 from lazybcast._view import BroadcastView
@@ -70,7 +73,8 @@ def mean(view, axis=None, dtype=None, out=None, keepdims=False, *, where=True, n
         if narrow(src.dtype):
             return src.dtype.type(func(src, dtype=wide(src.dtype)))
         return func(src)
-    if ((where is True or where is _NoValue) and view.ndim > 0 and not _is_object(view, dtype)
+    masked = _masked(view, where)
+    if (masked is not None and view.ndim > 0 and not _is_object(view, dtype)
             and (dtype is None or view.dtype.kind in "biufc")):
         # (timedelta64 with a dtype=: NumPy's own rules, below; the float path would drop
         # NaT and the unit)
@@ -78,8 +82,9 @@ def mean(view, axis=None, dtype=None, out=None, keepdims=False, *, where=True, n
         if name == "mean" and out is None and dtype is not None and np.dtype(dtype).kind in "iub":
             # NumPy sums in ``dtype`` (wrapping) over the logical elements, then true_divides
             # by the count (an intp) and casts back: the same steps on the repeated sum.
-            if view.size == 0:
-                return _numpy(name, view, axis=axis, dtype=dtype, keepdims=keepdims)
+            if view.size == 0 or masked:
+                return _numpy(name, view, axis=axis, dtype=dtype, keepdims=keepdims,
+                              where=where)
             s = reduce(np.add, view, axis, dtype, None, keepdims)
             count = np.intp(1)
             for d in axes:
@@ -89,8 +94,8 @@ def mean(view, axis=None, dtype=None, out=None, keepdims=False, *, where=True, n
             return s.dtype.type(s / count)
         fits = _out_fits(out, _result_shape(view.shape, axes, keepdims))
         if fits is not False:
-            src = _source(view, axes)
-            r = _in_float64(getattr(np, name), src, axes, dtype, out)
+            src, mask = masked or (_source(view, axes), True)
+            r = _in_float64(getattr(np, name), src, axes, dtype, out, where=mask)
             return _finish(r, view, axes, keepdims, out)
     return _numpy(name, view, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
 
@@ -112,20 +117,21 @@ def _moment(name, view, axis, dtype, out, ddof, keepdims, where, mean, correctio
             raise ValueError("ddof and correction can't be provided simultaneously.")
         ddof, correction = correction, _NoValue
     # (An integer dtype=: NumPy's steps wrap over the logical elements; its own, below.)
-    if (where is True or where is _NoValue) and mean is _NoValue and view.ndim > 0 \
-            and not _is_object(view, dtype) and (dtype is None
-                                                 or np.dtype(dtype).kind not in "biu"):
+    masked = _masked(view, where) if mean is _NoValue else None
+    if masked is not None and view.ndim > 0 and not _is_object(view, dtype) and (
+            dtype is None or np.dtype(dtype).kind not in "biu"):
         axes = _moment_axes(name, view, axis)
         fits = _out_fits(out, _result_shape(view.shape, axes, keepdims))
         if fits is not False:
-            src = _source(view, axes)
+            src, mask = masked or (_source(view, axes), True)
             k = _repeats(view, src, axes)
             # Logical sum of squares = k * the source's; N = k * m. NumPy divides by N - ddof:
             # dividing the source's by m - ddof / k gives the same quotient (and NumPy's
             # warning when N - ddof <= 0).
             if k > 1 and ddof:
                 ddof = ddof / k
-            r = _in_float64(getattr(np, name), src, axes, dtype, out, True, ddof=ddof)
+            r = _in_float64(getattr(np, name), src, axes, dtype, out, True, ddof=ddof,
+                            where=mask)
             return _finish(r, view, axes, keepdims, out)
     return _numpy(name, view, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
                   where=where, mean=mean, correction=correction)

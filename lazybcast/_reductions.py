@@ -8,8 +8,11 @@ Everything else runs in NumPy on the compact source, so the cost
 follows the source's size, not the logical size. Results that still repeat along the kept axes
 are views again; 0-d results are NumPy scalars, as NumPy returns.
 
-``where=`` masks, precomputed ``mean=`` and 0-d views run in NumPy on the zero-copy
-``np.asarray(view)``.
+A ``where=`` mask that repeats too (a boolean view, a boolean array of fewer axes or with
+stride-0 axes, a Python bool) is reduced with the source on their joint compact shape: each of
+its cells is one logical element and its mask, repeated alike along the axes both leave
+broadcast, so the algebra above holds cell by cell (:func:`_masked`). Other masks, precomputed
+``mean=`` and 0-d views run in NumPy on the zero-copy ``np.asarray(view)``.
 
 >>> import numpy as np, lazybcast
 >>> v = lazybcast.broadcast_to(np.arange(4.0), (1000, 4))
@@ -30,7 +33,7 @@ from lazybcast import _kernels
 from lazybcast._axis_args import _reduction_axes, _refuse_non_axes, keepdims_flag
 from lazybcast._repetition import (KIND, narrow, reported, rounded, rounded_scalar, scale,
                                    wide)
-from lazybcast._ufuncs import _check_writeable
+from lazybcast._ufuncs import _check_writeable, _compact, _squash
 from lazybcast._view import BroadcastView, make_view
 
 __all__ = [
@@ -72,6 +75,52 @@ def _repeats(view, src, axes):
     for d in _repeated(view, src, axes):
         k *= view.shape[d]
     return k
+
+
+def _masked(view, where):
+    """``where=`` on the source: ``(source, mask)``, the view's source and the boolean mask
+    both broadcast (stride 0, nothing copied) to their joint compact shape, where each axis is
+    the view's or 1 (0 along the view's empty axes). Along an axis both keep at 1 the view
+    repeats a value together with its mask, so a reduction of the pair, scaled as
+    :func:`reduce` scales, is the logical one. False without a mask (``where=True``); None
+    where NumPy decides: a mask of another dtype (NumPy casts it, or refuses it, by its own
+    rules), or one that does not broadcast to the view's shape (NumPy's error)."""
+    if where is True or where is _NoValue:
+        return False
+    t = type(where)
+    if t is bool or t is np.bool_:
+        mask, shape = np.asarray(where), ()
+    elif t is BroadcastView or t is np.ndarray:
+        mask, shape = _compact(where)
+    elif t is list or t is tuple:
+        try:
+            mask = np.asarray(where)
+        except ValueError:  # (ragged: NumPy's error)
+            return None
+        if mask.size == 0:
+            mask = mask.astype(np.bool_)  # ([] is float64; NumPy reads it as bool)
+        mask, shape = _squash(mask), mask.shape
+    else:
+        return None
+    if mask.dtype != np.bool_ or len(shape) > view.ndim or builtins.any(
+            m != 1 and m != n for m, n in zip(shape, view.shape[view.ndim - len(shape):])):
+        return None
+    src = view._source
+    mask = mask.reshape((1,) * (view.ndim - mask.ndim) + mask.shape)
+    joint = tuple(builtins.max(a, b) if n else 0
+                  for a, b, n in zip(src.shape, mask.shape, view.shape))
+    return np.broadcast_to(src, joint), np.broadcast_to(mask, joint)
+
+
+def _with_mask(numpy_reduce, src, mask):
+    """``numpy_reduce`` with ``where=mask`` for the joint source ``src`` of :func:`_masked`
+    itself. The cuts of it that only resolve a dtype or check a cast (their values are never
+    used) reduce unmasked."""
+    def masked_reduce(a, **kwargs):
+        if a is src:
+            kwargs["where"] = mask
+        return numpy_reduce(a, **kwargs)
+    return masked_reduce
 
 
 def _result_shape(shape, axes, keepdims):
@@ -163,23 +212,28 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
         whole = _whole(ufunc, kind, view, dtype)
         if whole is not None:
             return whole
-    plain = (kind is not None and (where is True or where is _NoValue) and view.ndim > 0
-             and not _is_object(view, dtype))
+    plain = kind is not None and view.ndim > 0 and not _is_object(view, dtype)
     if plain:
         axes = _reduction_axes(axis, view.ndim)
         plain = out is None or _out_fits(out, _result_shape(view.shape, axes, keepdims))
-    if not plain:
+    masked = plain and _masked(view, where)
+    if not plain or masked is None:
         return _numpy(_NAN_NAMES[ufunc] if nan else ufunc, view, axis=axis, dtype=dtype,
                       out=out, keepdims=keepdims, initial=initial, where=where)
     numpy_reduce = getattr(np, _NAN_NAMES[ufunc]) if nan else ufunc.reduce
-    src = _source(view, axes)
     empty = 0 in view.shape and builtins.any(view.shape[d] == 0 for d in axes)
+    if masked and not empty:  # (an empty reduction is the identity or initial, mask or not)
+        src, mask = masked
+        numpy_reduce = _with_mask(numpy_reduce, src, mask)
+    else:
+        src = _source(view, axes)
     k = 0 if empty else _repeats(view, src, axes)
     kwargs = _temp(src, axes, out)
     if dtype is not None:
         kwargs["dtype"] = dtype
     late = None if empty else _late_out(ufunc, numpy_reduce, src, axes, kwargs.get("out"),
                                         dtype)
+    start = None
     if late is not None:
         # NumPy's loop runs in another dtype than out's: it writes ``initial`` into out (in
         # out's dtype), joins the values with it in the loop's dtype and casts the result
@@ -187,6 +241,12 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
         del kwargs["out"]
         kwargs["dtype"] = loop = late[1]
         late = late[0]
+        if initial is not _NoValue:
+            start = _initial(ufunc, initial, src.dtype, late.dtype, dtype).astype(loop)
+            if kind in ("same", "abs"):
+                # (a where= mask needs it for a ufunc without an identity: joined again
+                # below, it changes nothing)
+                kwargs["initial"] = start[()]
     elif initial is not _NoValue and (empty or kind in ("same", "abs")):
         kwargs["initial"] = initial
     if k > 1 and kind in ("times", "power") and src.dtype.kind in "biufc":
@@ -197,18 +257,20 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
             r = scale(r, kind, k)
     if initial is not _NoValue and not empty and (late is not None
                                                    or kind not in ("same", "abs")):
-        # NumPy converts ``initial`` itself (NEP 50: out of range raises), into out's dtype:
-        # reduce nothing into one. (With ``late``, the loop then reads it in its dtype.)
-        start = ufunc.reduce(np.empty(0, src.dtype), initial=initial,
-                             out=np.empty((), r.dtype if late is None else late.dtype),
-                             **({} if dtype is None else {"dtype": dtype}))
-        if late is not None:
-            start = start.astype(loop)
+        if start is None:
+            start = _initial(ufunc, initial, src.dtype, r.dtype, dtype)
         ufunc(start, r, out=r)  # initial first, as NumPy (strings do not commute)
     if late is not None:
         np.copyto(late, r, casting="unsafe")
         r = late
     return _finish(r, view, axes, keepdims, out)
+
+
+def _initial(ufunc, initial, src_dtype, out_dtype, dtype):
+    """``initial`` as NumPy converts it (NEP 50: out of range raises), into out's dtype (a
+    0-d array): the reduction of nothing into one."""
+    return ufunc.reduce(np.empty(0, src_dtype), initial=initial, out=np.empty((), out_dtype),
+                        **({} if dtype is None else {"dtype": dtype}))
 
 
 def _late_out(ufunc, numpy_reduce, src, axes, temp, dtype):

@@ -12,12 +12,14 @@ import warnings
 
 import numpy as np
 import pytest
+from _core_strategies import laid_out
 from _duck_strategies import (
     NUMERIC,
     assert_same_array,
     axes_for,
     outcome,
     raised_alike,
+    source_size,
     tame_views,
     views,
 )
@@ -303,6 +305,126 @@ def test_where_and_initial():
         empty.max(axis=0)
     assert empty.sum() == 0 and empty.prod() == 1
     assert empty.any() == np.False_ and empty.all() == np.True_
+
+
+# -- where= masks that repeat with the view: reduced on their joint compact shape ------------------
+
+
+@st.composite
+def masks(draw, shape):
+    """``(mask, oracle)``: a boolean ``where=`` for a view of ``shape`` (trailing axes, any cut
+    to 1), given as an ndarray with drawn strides (stride 0 too), a view, a list or a Python
+    bool or NumPy bool; the oracle is NumPy's plain array of it (the bool itself)."""
+    k = draw(st.integers(0, len(shape)))
+    mshape = tuple(n if draw(st.booleans()) else 1 for n in shape[len(shape) - k:])
+    m = draw(laid_out(mshape, np.dtype(bool)))
+    oracle = np.array(m)
+    form = draw(st.sampled_from(["array", "view", "list", "bool"]))
+    if form == "view":
+        full = tuple(m if m != 1 or not draw(st.booleans()) else n
+                     for m, n in zip(mshape, shape[len(shape) - k:]))
+        return lazybcast.broadcast_to(m, full), np.broadcast_to(oracle, full)
+    if form == "list" and mshape and 0 not in mshape:  # (tolist() of those loses the shape)
+        return oracle.tolist(), oracle
+    if form == "bool":  # (NumPy reads a Python True as no mask, np.True_ as a mask)
+        b = draw(st.sampled_from([True, False, np.True_, np.False_]))
+        return b, b
+    return m, oracle
+
+
+def _masked_call(data, name, view, oracle, **kwargs):
+    mask, mask_oracle = data.draw(masks(view.shape), label="mask")
+    got = call(name, view, where=mask, **kwargs)
+    expected = call(name, oracle, where=mask_oracle, **kwargs)
+    assert got[0] == expected[0], (got, expected)
+    if got[0] == "error":
+        assert got[1] is expected[1], (got, expected)
+        return
+    assert_same_array(got[1], expected[1])
+    if type(got[1]) is BroadcastView:  # (no larger than the joint compact source and mask)
+        assert got[1].source.size <= source_size(view, mask if type(mask) is not list
+                                                 else np.array(mask))
+
+
+@given(st.data(), st.sampled_from(EXACT + ["nanmax", "nanmin"]), st.booleans(),
+       st.sampled_from([None, -3, 5]))
+def test_masked_integer_and_bool_reductions_are_exact(data, name, keepdims, initial):
+    """Sums, products, extremes, any and all under a ``where=`` mask, of integer and bool
+    views in every mode: NumPy's values and errors (min and max without ``initial`` raise)."""
+    view, oracle = data.draw(views(dtype=data.draw(st.sampled_from(INTEGERS))), label="view")
+    axis = data.draw(axes_for(view.ndim), label="axis")
+    kwargs = {"axis": axis, "keepdims": keepdims}
+    if initial is not None and name not in ("any", "all"):
+        kwargs["initial"] = initial
+    _masked_call(data, name, view, oracle, **kwargs)
+
+
+@given(st.data(), st.sampled_from(FLOATS), st.sampled_from(["sum", "mean", "var", "std"]))
+def test_masked_float_reductions_at_least_as_accurate(data, dtype, name):
+    """Floating sums, means and moments under a mask: NumPy's dtype, warnings and NaNs (an
+    all-masked cell's mean), at least as accurate against an exact reference."""
+    view, oracle = data.draw(tame_views(dtype), label="view")
+    axis = data.draw(axes_for(view.ndim), label="axis")
+    kwargs = {"axis": axis}
+    if name in ("var", "std"):
+        kwargs["ddof"] = data.draw(st.sampled_from([0, 1, 2]), label="ddof")
+    mask, mask_oracle = data.draw(masks(view.shape), label="mask")
+    got = call(name, view, where=mask, **kwargs)
+    expected = call(name, oracle, where=mask_oracle, **kwargs)
+    if raised_alike(got, expected):  # ("Mean of empty slice", "Degrees of freedom <= 0")
+        return
+    assert np.asarray(got[1]).dtype == np.asarray(expected[1]).dtype
+    wide = oracle.astype(np.clongdouble if dtype.kind == "c" else np.longdouble)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exact = getattr(np, name)(wide, where=mask_oracle, **kwargs).astype(
+            np.complex128 if dtype.kind == "c" else np.float64)
+    _as_accurate(got[1], expected[1], exact, np.asarray(expected[1]).dtype)
+
+
+@pytest.mark.parametrize("where, error", [
+    (np.array([1, 0, 1]), TypeError),  # NumPy casts a mask 'safe' only: an int array raises
+    (np.array([True, False]), ValueError),  # does not broadcast
+    (np.ones((2, 4, 3), bool), ValueError),  # more axes than the view
+    ([1, 0, 1], None),  # a list of ints is NumPy's to convert (it takes this one)
+    ([[True], [False, True]], ValueError),  # ragged
+])
+def test_masks_numpy_casts_or_refuses_are_numpys(where, error):
+    src = np.array([[1, 5, 2]])
+    v, ref = lazybcast.broadcast_to(src, (4, 3)), np.broadcast_to(src, (4, 3))
+    got, expected = outcome(np.sum, v, axis=0, where=where), outcome(np.sum, ref, axis=0,
+                                                                    where=where)
+    assert got[0] == expected[0] == ("ok" if error is None else "error"), (got, expected)
+    if error is None:
+        assert np.array_equal(got[1], expected[1])
+    else:
+        assert issubclass(got[1], error) and issubclass(expected[1], error)
+
+
+def test_masked_reductions_of_a_huge_view_stay_at_source_cost(monkeypatch):
+    """A mask that repeats with the view never sends the reduction to NumPy on the logical
+    array (10^12 elements here): NumPy's path is switched off for the test."""
+    import lazybcast._moments
+    import lazybcast._reductions
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("went to NumPy on the logical array")
+
+    monkeypatch.setattr(lazybcast._reductions, "_numpy", refuse)
+    monkeypatch.setattr(lazybcast._moments, "_numpy", refuse)
+    src = np.arange(6.0).reshape(2, 1, 3)
+    v = lazybcast.broadcast_to(src, (2, 5 * 10**11, 3))
+    cols = np.array([True, False, True])
+    rows = lazybcast.broadcast_to(np.array([[[True]], [[False]]]), (2, 5 * 10**11, 1))
+    assert v.sum(where=cols) == 5 * 10**11 * (0 + 2 + 3 + 5)
+    assert v.sum(axis=1, where=rows).materialize().tolist() == [[0.0, 5e11, 1e12], [0.0] * 3]
+    assert v.max(axis=(0, 1), where=cols, initial=-1.0).materialize().tolist() == [3, -1, 5]
+    assert v.mean(axis=(1, 2), where=cols).materialize().tolist() == [1.0, 4.0]
+    assert math.isclose(v.var(where=cols, ddof=1), np.var([0, 2, 3, 5], ddof=0) * 4 * 5e11
+                        / (4 * 5e11 - 1), rel_tol=1e-14)
+    assert v.any(where=False) == np.False_ and v.all(where=[False]) == np.True_
+    assert np.nansum(v, where=rows) == 5e11 * 3
+    assert np.add.reduce(v, axis=None, where=cols) == 5e12
 
 
 def test_axis_errors_are_numpys():
