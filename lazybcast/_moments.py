@@ -92,12 +92,22 @@ def mean(view, axis=None, dtype=None, out=None, keepdims=False, *, where=True, n
             if type(s) is BroadcastView:
                 return np.true_divide(s, count).astype(np.dtype(dtype))
             return s.dtype.type(s / count)
-        fits = _out_fits(out, _result_shape(view.shape, axes, keepdims))
+        fits = _moment_out_fits(out, _result_shape(view.shape, axes, keepdims))
         if fits is not False:
             src, mask = masked or (_source(view, axes), True)
             r = _in_float64(getattr(np, name), src, axes, dtype, out, where=mask)
             return _finish(r, view, axes, keepdims, out)
     return _numpy(name, view, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
+
+
+def _moment_out_fits(out, shape):
+    """:func:`_reductions._out_fits`, and False (NumPy's own steps) for an integer or bool
+    ``out``: NumPy sums into it first, so the sum wraps or truncates in out's dtype before it
+    is divided (``np.mean`` of uint8 values 253 into a uint8 out is 41, not 84)."""
+    fits = _out_fits(out, shape)
+    if fits and out.dtype.kind in "biu":
+        return False
+    return fits
 
 
 def _moment_axes(name, view, axis):
@@ -121,7 +131,7 @@ def _moment(name, view, axis, dtype, out, ddof, keepdims, where, mean, correctio
     if masked is not None and view.ndim > 0 and not _is_object(view, dtype) and (
             dtype is None or np.dtype(dtype).kind not in "biu"):
         axes = _moment_axes(name, view, axis)
-        fits = _out_fits(out, _result_shape(view.shape, axes, keepdims))
+        fits = _moment_out_fits(out, _result_shape(view.shape, axes, keepdims))
         if fits is not False:
             src, mask = masked or (_source(view, axes), True)
             k = _repeats(view, src, axes)

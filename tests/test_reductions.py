@@ -277,6 +277,27 @@ def test_out_argument():
     assert np.add.reduce(v, axis=1, out=out) is out
 
 
+@pytest.mark.parametrize("name", ["mean", "var", "nanmean", "nanvar"])
+@pytest.mark.parametrize("out_dtype", ["u1", "i2", "i8", "?"])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_moments_into_an_integer_out_are_numpys(name, out_dtype, axis):
+    """NumPy sums into an integer ``out`` before it divides, so the sum wraps there: the mean
+    of 253s repeated into a uint8 out is 41, the variance of these values into an int16 out
+    negative. Such an out gets NumPy's values (it got the float result cast once)."""
+    src = np.array([[0, 3, 250], [253, 253, 253]], np.uint8)
+    shape = (2, 3)
+    view, ref = lazybcast.broadcast_to(src[:, :1], shape), np.broadcast_to(src[:, :1], shape)
+    view2, ref2 = lazybcast.broadcast_to(src[:1], shape), np.broadcast_to(src[:1], shape)
+    for v, r in ((view, ref), (view2, ref2)):
+        oshape = {None: (), 0: (3,), 1: (2,)}[axis]
+        got_out, want_out = np.full(oshape, 7, out_dtype), np.full(oshape, 7, out_dtype)
+        got = outcome(getattr(np, name), v, axis=axis, out=got_out)
+        want = outcome(getattr(np, name), r, axis=axis, out=want_out)
+        if not raised_alike(got, want):
+            np.testing.assert_array_equal(got_out, want_out)
+            assert got[1] is got_out
+
+
 def test_out_whose_items_share_bytes_is_written_as_numpy_writes_it():
     """An ``as_strided`` out whose items share bytes: NumPy's own reduction writes it."""
     v = lazybcast.broadcast_to(np.arange(1.0, 4.0)[None, :], (5, 3))
