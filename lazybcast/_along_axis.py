@@ -27,8 +27,9 @@ source and the result is broadcast again. Along a **repeated** axis the lane hol
 - ``np.unique`` sees each source value ``k`` times: the source's unique values, and its
   counts times ``k``.
 
-Scans along a repeated axis (``np.cumsum``: ``x, 2x, 3x, ...``) repeat nothing, and neither do
-``axis=None`` sorts and scans (a flat result): those, ``out=``, ``order=``, ``prepend=`` /
+A scan along a repeated axis (``np.cumsum``: ``x, x + x, ...``) does not repeat along it: it
+is NumPy's scan of the source stretched along that axis only (the view's other broadcast axes
+still repeat). ``axis=None`` sorts and scans repeat nothing (a flat result): those, ``out=``, ``order=``, ``prepend=`` /
 ``append=``, ``overwrite_input=True``, ``return_index`` / ``return_inverse``, ``np.unique``
 of dtypes whose values may differ from themselves (objects, structured, datetimes; floats
 with ``equal_nan=False``) or with ``sorted=False``, non-stable ``argsort`` along a repeated
@@ -111,24 +112,30 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
 
 
 def accumulate(ufunc, array, axis=0, dtype=None, out=None):
-    """``ufunc.accumulate`` along an axis the view does not repeat: the source's."""
+    """``ufunc.accumulate`` along an axis: the source's (:func:`_scan`)."""
     return _scan(ufunc.accumulate, array, axis, dtype, out)
 
 
 def _scan(func, a, axis, dtype, out):
+    """The scan of the source along ``ax``; along a repeated axis (``x, x + x, ...``), the
+    scan of the source stretched along that axis alone (stride 0: NumPy's own loop over the
+    same values, lane by lane), so the view's other broadcast axes still repeat."""
     ax = _axis(a, axis)
-    if ax is None or out is not None or _repeated(a, ax):
+    if ax is None or out is not None:
         return NotImplemented
-    return _lazy(func(a._source, axis=ax, dtype=dtype), a)
+    src = a._source
+    if _repeated(a, ax):
+        src = np.broadcast_to(src, src.shape[:ax] + (a.shape[ax],) + src.shape[ax + 1:])
+    return _lazy(func(src, axis=ax, dtype=dtype), a)
 
 
 def cumsum(a, axis=None, dtype=None, out=None):
-    """``np.cumsum`` along an axis the view does not repeat: the source's."""
+    """``np.cumsum`` along an axis: the source's (:func:`_scan`)."""
     return _scan(np.cumsum, a, axis, dtype, out)
 
 
 def cumprod(a, axis=None, dtype=None, out=None):
-    """``np.cumprod`` along an axis the view does not repeat: the source's."""
+    """``np.cumprod`` along an axis: the source's (:func:`_scan`)."""
     return _scan(np.cumprod, a, axis, dtype, out)
 
 

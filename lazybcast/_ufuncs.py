@@ -297,9 +297,10 @@ def array_ufunc(ufunc, method, inputs, kwargs):
     ``reduce`` of the ufuncs whose repetition is algebra (``add``, ``multiply``, ``minimum``,
     ``maximum``, ``logical_and``, ...) goes to :mod:`lazybcast._reductions`; generalized ufuncs
     (``matmul``, ``vecdot``, ...) to :mod:`lazybcast._gufuncs`; ``outer`` of views and
-    ndarrays is elementwise (one operand given new axes); ``accumulate`` along an axis the
-    view does not repeat runs on the source (:mod:`lazybcast._along_axis`); ``reduceat`` and
-    the rest run in NumPy on the zero-copy ``np.asarray(view)``. ``ufunc.at`` cannot write into a view, and neither can ``out=``.
+    ndarrays is elementwise (one operand given new axes); ``accumulate`` along an axis runs
+    on the source (:mod:`lazybcast._along_axis`; along a repeated axis, on the source
+    stretched along it alone); ``reduceat`` and the rest run in NumPy on the zero-copy
+    ``np.asarray(view)``. ``ufunc.at`` cannot write into a view, and neither can ``out=``.
     With another duck array among the operands, the views step aside as
     ``np.asarray(view)`` and NumPy asks that type (``NotImplemented`` if it opted out of
     ufuncs, so that Python tries its reflected operator).
@@ -310,7 +311,7 @@ def array_ufunc(ufunc, method, inputs, kwargs):
     >>> v = lazybcast.broadcast_to(np.array([0.0, 1.0]), (3, 2))
     >>> np.exp(v).source
     array([[1.        , 2.71828183]])
-    >>> np.add.accumulate(v, axis=0)
+    >>> np.add.accumulate(v, axis=0).materialize()
     array([[0., 1.],
            [0., 2.],
            [0., 3.]])
