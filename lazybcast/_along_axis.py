@@ -57,8 +57,9 @@ from lazybcast._reductions import _finish, _repeats
 from lazybcast._reductions import _repeated as _repeated_axes
 from lazybcast._view import BroadcastView, make_view
 
-__all__ = ["accumulate", "argsort", "cumprod", "cumsum", "diff", "median", "nanmedian",
-           "nanpercentile", "nanquantile", "percentile", "quantile", "sort", "unique"]
+__all__ = ["accumulate", "argsort", "cumprod", "cumsum", "cumulative_prod", "cumulative_sum",
+           "diff", "median", "nanmedian", "nanpercentile", "nanquantile", "percentile",
+           "quantile", "sort", "unique"]
 
 _NoValue = np._NoValue
 
@@ -123,10 +124,15 @@ def _scan(func, a, axis, dtype, out):
     ax = _axis(a, axis)
     if ax is None or out is not None:
         return NotImplemented
+    return _lazy(func(_stretched(a, ax), axis=ax, dtype=dtype), a)
+
+
+def _stretched(a, ax):
+    """The view's source, stretched (stride 0) to the view's length along ``ax``."""
     src = a._source
     if _repeated(a, ax):
         src = np.broadcast_to(src, src.shape[:ax] + (a.shape[ax],) + src.shape[ax + 1:])
-    return _lazy(func(src, axis=ax, dtype=dtype), a)
+    return src
 
 
 def cumsum(a, axis=None, dtype=None, out=None):
@@ -137,6 +143,27 @@ def cumsum(a, axis=None, dtype=None, out=None):
 def cumprod(a, axis=None, dtype=None, out=None):
     """``np.cumprod`` along an axis: the source's (:func:`_scan`)."""
     return _scan(np.cumprod, a, axis, dtype, out)
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
+    """``np.cumulative_sum`` (NumPy 2.1's array-API scan) along an axis: the source's
+    (:func:`_scan`), the initial zeros included if asked."""
+    return _cumulative(np.cumulative_sum, x, axis, dtype, out, include_initial)
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
+    """``np.cumulative_prod`` along an axis: the source's, as :func:`cumulative_sum`."""
+    return _cumulative(np.cumulative_prod, x, axis, dtype, out, include_initial)
+
+
+def _cumulative(func, x, axis, dtype, out, include_initial):
+    if axis is None and type(x) is BroadcastView and x.ndim == 1:
+        axis = 0  # (NumPy's default, for one axis only)
+    ax = _axis(x, axis)
+    if ax is None or out is not None:
+        return NotImplemented
+    r = func(_stretched(x, ax), axis=ax, dtype=dtype, include_initial=include_initial)
+    return make_view(r, r.shape, x.shape[:ax] + (r.shape[ax],) + x.shape[ax + 1:], "numpy")
 
 
 def diff(a, n=1, axis=-1, prepend=_NoValue, append=_NoValue):

@@ -318,3 +318,6 @@ for _func, _impl in ((np.sort, _along_axis.sort), (np.argsort, _along_axis.argso
                      (np.nanquantile, _along_axis.nanquantile)):
     LAZY[_func] = _impl
 del _func, _impl
+if hasattr(np, "cumulative_sum"):  # (NumPy 2.1's array-API scans)
+    LAZY[np.cumulative_sum] = _along_axis.cumulative_sum
+    LAZY[np.cumulative_prod] = _along_axis.cumulative_prod

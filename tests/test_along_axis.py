@@ -84,6 +84,23 @@ def test_scans_along_an_axis(name, data):
     same(outcome(getattr(view, name), ax), outcome(getattr(ref, name), ax), lazy)
 
 
+@pytest.mark.skipif(not hasattr(np, "cumulative_sum"), reason="NumPy 2.1's array-API scans")
+@given(data=st.data())
+@pytest.mark.parametrize("name", ["cumulative_sum", "cumulative_prod"])
+def test_array_api_scans(name, data):
+    """``np.cumulative_sum`` / ``np.cumulative_prod``: views (the initial value included if
+    asked, one longer along the axis); ``axis=None`` for one axis only, as NumPy."""
+    view, ref = data.draw(views())
+    axis = data.draw(st.one_of(st.none(), st.integers(-view.ndim, max(view.ndim - 1, 0))))
+    kwargs = {"axis": axis, "dtype": data.draw(st.sampled_from([None, np.float64, np.int32])),
+              "include_initial": data.draw(st.booleans())}
+    lazy = None
+    if view.ndim and view.size and (axis is not None or view.ndim == 1):
+        lazy = True
+    func = getattr(np, name)
+    same(outcome(func, view, **kwargs), outcome(func, ref, **kwargs), lazy)
+
+
 @given(data=st.data())
 def test_diff_is_numpys(data):
     view, ref = data.draw(views())
