@@ -82,11 +82,18 @@ def _masked(view, where):
     both broadcast (stride 0, nothing copied) to their joint compact shape, where each axis is
     the view's or 1 (0 along the view's empty axes). Along an axis both keep at 1 the view
     repeats a value together with its mask, so a reduction of the pair, scaled as
-    :func:`reduce` scales, is the logical one. False without a mask (``where=True``); None
-    where NumPy decides: a mask of another dtype (NumPy casts it, or refuses it, by its own
-    rules), or one that does not broadcast to the view's shape (NumPy's error)."""
+    :func:`reduce` scales, is the logical one. The cost is the joint shape's: the source's
+    when the mask varies only where the source does, up to the logical size (NumPy's, at
+    NumPy's speed) when each varies where the other repeats.
+
+    False without a mask (``where=True``); None where NumPy decides: a mask of another dtype
+    (NumPy casts it, or refuses it, by its own rules), one that does not broadcast to the
+    view's shape (NumPy's error), and a view of strings or objects (joined in order, with no
+    identity to stand for a masked value)."""
     if where is True or where is _NoValue:
         return False
+    if view.dtype.kind not in "biufcmM":
+        return None
     t = type(where)
     if t is bool or t is np.bool_:
         mask, shape = np.asarray(where), ()
@@ -110,17 +117,6 @@ def _masked(view, where):
     joint = tuple(builtins.max(a, b) if n else 0
                   for a, b, n in zip(src.shape, mask.shape, view.shape))
     return np.broadcast_to(src, joint), np.broadcast_to(mask, joint)
-
-
-def _with_mask(numpy_reduce, src, mask):
-    """``numpy_reduce`` with ``where=mask`` for the joint source ``src`` of :func:`_masked`
-    itself. The cuts of it that only resolve a dtype or check a cast (their values are never
-    used) reduce unmasked."""
-    def masked_reduce(a, **kwargs):
-        if a is src:
-            kwargs["where"] = mask
-        return numpy_reduce(a, **kwargs)
-    return masked_reduce
 
 
 def _result_shape(shape, axes, keepdims):
@@ -222,41 +218,54 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
                       out=out, keepdims=keepdims, initial=initial, where=where)
     numpy_reduce = getattr(np, _NAN_NAMES[ufunc]) if nan else ufunc.reduce
     empty = 0 in view.shape and builtins.any(view.shape[d] == 0 for d in axes)
+    mask = True
     if masked and not empty:  # (an empty reduction is the identity or initial, mask or not)
         src, mask = masked
-        numpy_reduce = _with_mask(numpy_reduce, src, mask)
     else:
         src = _source(view, axes)
+    masking = {} if mask is True else {"where": mask}
     k = 0 if empty else _repeats(view, src, axes)
     kwargs = _temp(src, axes, out)
     if dtype is not None:
         kwargs["dtype"] = dtype
-    late = None if empty else _late_out(ufunc, numpy_reduce, src, axes, kwargs.get("out"),
-                                        dtype)
+    late = None if empty else _late_out(ufunc, src, axes, kwargs.get("out"), dtype)
     start = None
     if late is not None:
         # NumPy's loop runs in another dtype than out's: it writes ``initial`` into out (in
         # out's dtype), joins the values with it in the loop's dtype and casts the result
         # into out. The values are reduced in the loop's dtype here, cast into out once.
         del kwargs["out"]
-        kwargs["dtype"] = loop = late[1]
-        late = late[0]
+        late, loop = late
         if initial is not _NoValue:
             start = _initial(ufunc, initial, src.dtype, late.dtype, dtype).astype(loop)
             if kind in ("same", "abs"):
-                # (a where= mask needs it for a ufunc without an identity: joined again
-                # below, it changes nothing)
                 kwargs["initial"] = start[()]
+        kwargs.pop("dtype", None)  # (the source's own: nothing to ask)
+        if loop != src.dtype:
+            if loop.kind in "mM" or src.dtype.kind in "mM":
+                # (NumPy's datetime loops take no dtype= with a unit: its own steps)
+                return _numpy(_NAN_NAMES[ufunc] if nan else ufunc, view, axis=axis,
+                              dtype=dtype, out=out, keepdims=keepdims, initial=initial,
+                              where=where)
+            if nan and kind == "same":
+                src = src.astype(loop)  # (np.nanmax takes no dtype=; a widening cast keeps
+                #                          the order, so the extreme is the same value)
+            else:
+                kwargs["dtype"] = loop
     elif initial is not _NoValue and (empty or kind in ("same", "abs")):
         kwargs["initial"] = initial
     if k > 1 and kind in ("times", "power") and src.dtype.kind in "biufc":
-        r = _scaled(numpy_reduce, src, axes, kind, k, kwargs, kwargs.get("dtype"))
+        r = _scaled(numpy_reduce, src, axes, kind, k, kwargs, kwargs.get("dtype"), masking)
     else:
-        r = numpy_reduce(src, axis=axes, keepdims=True, **kwargs)
-        if k > 1:
+        r = numpy_reduce(src, axis=axes, keepdims=True, **kwargs, **masking)
+        if k > 1 and kind == "abs" and masking:
+            # gcd(a, a) == |a| where the mask selects something; elsewhere the cell holds
+            # the identity or ``initial`` (which may be negative), as NumPy's
+            np.absolute(r, out=r, where=np.logical_or.reduce(mask, axis=axes, keepdims=True))
+        elif k > 1:
             r = scale(r, kind, k)
-    if initial is not _NoValue and not empty and (late is not None
-                                                   or kind not in ("same", "abs")):
+    if initial is not _NoValue and not empty and kind not in ("same", "abs"):
+        # (same and abs: ``initial`` went into the loop above)
         if start is None:
             start = _initial(ufunc, initial, src.dtype, r.dtype, dtype)
         ufunc(start, r, out=r)  # initial first, as NumPy (strings do not commute)
@@ -273,13 +282,14 @@ def _initial(ufunc, initial, src_dtype, out_dtype, dtype):
                         **({} if dtype is None else {"dtype": dtype}))
 
 
-def _late_out(ufunc, numpy_reduce, src, axes, temp, dtype):
+def _late_out(ufunc, src, axes, temp, dtype):
     """``(temp, the loop's dtype)`` when NumPy's reduction into ``out`` (``temp``: its compact
     temporary from :func:`_temp`, or None) runs its
     loop in another dtype than out's (``dtype=``, or a source of a wider kind: float64 values
     summed into an int8 out are added in float64), once NumPy has checked the casting on a
     reduction of one element along the first reduced axis (empty, it would raise for
-    ufuncs without an identity); else None."""
+    ufuncs without an identity; by ``ufunc.reduce`` itself, which casts as the NaN-ignoring
+    functions do, without their "All-NaN slice" warning); else None."""
     if temp is None:
         return None
     if dtype is not None:
@@ -294,14 +304,15 @@ def _late_out(ufunc, numpy_reduce, src, axes, temp, dtype):
         return None
     cut = (slice(None),) * (axes[0] if axes else 0) + (slice(0, 1),)
     with np.errstate(all="ignore"):  # (one element, written over later)
-        numpy_reduce(src[cut], axis=axes, keepdims=True, out=temp if axes else temp[cut],
+        ufunc.reduce(src[cut], axis=axes, keepdims=True, out=temp if axes else temp[cut],
                      **({} if dtype is None else {"dtype": dtype}))  # (axis=(): elementwise)
     return temp, loop
 
 
-def _scaled(numpy_reduce, src, axes, kind, k, kwargs, dtype):
+def _scaled(numpy_reduce, src, axes, kind, k, kwargs, dtype, masking):
     """The sum or product of ``k`` repetitions of the source's reduction along ``axes``
-    (``kwargs``: ``dtype`` and the temporary ``out`` of :func:`_temp`, if any), computed
+    (``kwargs``: ``dtype`` and the temporary ``out`` of :func:`_temp`, if any; ``masking``:
+    the ``where=`` of a masked reduction, or nothing), computed
     in the dtype NumPy computes in: ``dtype``, else ``out``'s, else NumPy's default for the
     source. float16/32 (complex64) are computed in float64 and rounded once (NumPy rounds
     every partial sum); the result is cast into ``out``'s dtype last, as NumPy casts it."""
@@ -314,10 +325,11 @@ def _scaled(numpy_reduce, src, axes, kind, k, kwargs, dtype):
         calc = numpy_reduce(cut, axis=axes, keepdims=True, **kwargs).dtype
         calc = calc_arg = np.dtype(dtype) if dtype is not None else calc
     if narrow(calc):
-        w = numpy_reduce(src, axis=axes, keepdims=True, dtype=wide(calc))
+        w = numpy_reduce(src, axis=axes, keepdims=True, dtype=wide(calc), **masking)
         r = rounded(scale(w, kind, k), calc)
     else:
-        r = scale(numpy_reduce(src, axis=axes, keepdims=True, dtype=calc_arg), kind, k)
+        r = scale(numpy_reduce(src, axis=axes, keepdims=True, dtype=calc_arg, **masking),
+                  kind, k)
     temp = kwargs.get("out")
     if temp is None:
         return r

@@ -403,6 +403,83 @@ def test_masked_float_reductions_at_least_as_accurate(data, dtype, name):
     _as_accurate(got[1], expected[1], exact, np.asarray(expected[1]).dtype)
 
 
+def _both(func, src, shape, **kwargs):
+    """``func`` on the view and on NumPy's ``np.broadcast_to`` of ``src``, each with its own
+    copy of any ``out=``: ``(ours, NumPy's)`` as :func:`outcome` pairs."""
+    results = []
+    for a in (lazybcast.broadcast_to(src, shape), np.broadcast_to(src, shape)):
+        kw = dict(kwargs)
+        if "out" in kw:
+            kw["out"] = kw["out"].copy()
+        results.append(outcome(func, a, **kw))
+    return results
+
+
+@pytest.mark.parametrize("where", [True, np.array([False, True]), np.False_])
+@pytest.mark.parametrize("ufunc", [np.gcd, np.lcm])
+@pytest.mark.parametrize("out", [None, np.zeros(2, np.int8)])
+def test_gcd_of_a_masked_out_cell_is_its_initial(where, ufunc, out):
+    """A cell the mask selects nothing of holds ``initial`` as it is (-4), not ``|initial|``
+    (``gcd(a, a) == |a|`` scaled the cell as if it held repeated values)."""
+    kwargs = {"axis": 0, "initial": -4, "where": where} | ({} if out is None else {"out": out})
+    got, want = _both(ufunc.reduce, np.array([6, 4]), (3, 2), **kwargs)
+    if out is None:
+        check(got, want, lazybcast.broadcast_to(np.array([6, 4]), (3, 2)))
+    else:  # (each side's own out, returned)
+        assert got[0] == want[0] == "ok" and type(got[1]) is np.ndarray, (got, want)
+        assert got[1].dtype == want[1].dtype
+        np.testing.assert_array_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("where", [True, np.array([True, False])])
+@pytest.mark.parametrize("func", [np.nanmax, np.nanmin])
+def test_nan_extremes_into_an_out_of_another_dtype(where, func):
+    """np.nanmax / np.nanmin take no ``dtype=``: an out of another dtype than the source's
+    raised TypeError (with or without a mask)."""
+    got, want = _both(func, np.array([1.5, np.nan]), (3, 2), axis=0, where=where, initial=0,
+                      out=np.zeros(2, np.float32))
+    assert got[0] == want[0] == "ok", (got, want)
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("where", [True, np.array([True, False])])
+@pytest.mark.parametrize("name", ["sum", "max"])
+@pytest.mark.parametrize("out_dtype", ["i8", "m8[ms]", "m8[s]"])
+def test_timedeltas_into_an_out_of_another_dtype(where, name, out_dtype):
+    """timedelta64 sums and extremes into an integer out or one of another unit: NumPy's
+    values (its loop's dtype has a unit, which ``dtype=`` cannot select: they raised)."""
+    got, want = _both(getattr(np, name), np.array([5, -3], "m8[s]"), (3, 2), axis=0,
+                      where=where, out=np.zeros(2, out_dtype))
+    assert got[0] == want[0], (got, want)
+    if got[0] == "ok":
+        np.testing.assert_array_equal(got[1], want[1])
+
+
+@pytest.mark.skipif(not hasattr(np.dtypes, "StringDType"), reason="NumPy 2.0's StringDType")
+@pytest.mark.parametrize("dtype", ["U3", "StringDType"])
+def test_masked_string_sums_with_initial(dtype):
+    """Strings join in order and have no identity: a masked sum with ``initial`` is NumPy's
+    (it raised, asking for the ``initial`` that was given)."""
+    dt = np.dtypes.StringDType() if dtype == "StringDType" else np.dtype(dtype)
+    src = np.array([["a", "b"]], dtype=dt)
+    got, want = _both(np.add.reduce, src, (3, 2), axis=0, where=np.array([True, False]),
+                      initial="x")
+    if not raised_alike(got, want):
+        assert np.asarray(got[1]).tolist() == np.asarray(want[1]).tolist()
+
+
+def test_a_mask_that_varies_where_the_source_repeats():
+    """A column source and a row mask: their joint shape is the logical one, which NumPy's
+    own loop reduces (the values are NumPy's either way)."""
+    src = np.arange(5.0).reshape(5, 1)
+    mask = np.array([True, False, True, True])
+    got, want = _both(np.sum, src, (5, 4), axis=0, where=mask)
+    check(got, want, lazybcast.broadcast_to(src, (5, 4)))
+    got, want = _both(np.var, src, (5, 4), axis=1, where=mask, ddof=1)
+    assert got[0] == want[0] == "ok"
+    np.testing.assert_allclose(np.asarray(got[1]), want[1], rtol=1e-15)
+
+
 @pytest.mark.parametrize("where, error", [
     (np.array([1, 0, 1]), TypeError),  # NumPy casts a mask 'safe' only: an int array raises
     (np.array([True, False]), ValueError),  # does not broadcast
@@ -422,7 +499,7 @@ def test_masks_numpy_casts_or_refuses_are_numpys(where, error):
         assert issubclass(got[1], error) and issubclass(expected[1], error)
 
 
-def test_masked_reductions_of_a_huge_view_stay_at_source_cost(monkeypatch):
+def test_masked_reductions_of_a_huge_view_stay_compact(monkeypatch):
     """A mask that repeats with the view never sends the reduction to NumPy on the logical
     array (10^12 elements here): NumPy's path is switched off for the test."""
     import lazybcast._moments
