@@ -24,11 +24,12 @@ The functions in :data:`LAZY` keep a view lazy:
   operands with one or two axes, ``np.linalg.matmul`` and ``np.linalg.vecdot``, and
   ``np.einsum``;
 - the functions along an axis of :mod:`lazybcast._along_axis` (``np.sort``, ``np.argsort``,
-  ``np.cumsum``, ``np.cumprod``, ``np.diff``, ``np.median``, ``np.nanmedian``,
-  ``np.percentile``, ``np.quantile`` and their ``nan`` variants, ``np.unique``);
-- joins and repeats (:mod:`lazybcast._joining`): ``np.concatenate``, ``np.stack``,
+  ``np.cumsum``, ``np.cumprod``, ``np.cumulative_sum``, ``np.cumulative_prod``,
+  ``np.diff``, ``np.median``, ``np.nanmedian``, ``np.percentile``, ``np.quantile`` and
+  their ``nan`` variants, ``np.unique``);
+- joins, repeats and padding (:mod:`lazybcast._joining`): ``np.concatenate``, ``np.stack``,
   ``np.vstack``, ``np.hstack``, ``np.atleast_1d`` / ``2d`` / ``3d``, ``np.tile``,
-  ``np.repeat``.
+  ``np.repeat``, ``np.pad``.
 
 Every other NumPy function runs as before this protocol existed: on ``np.asarray(view)``,
 which is ``np.broadcast_to`` of the source (no copy).
@@ -299,7 +300,7 @@ if hasattr(np.linalg, "matmul"):  # (NumPy 2.0's array-API names)
         return np.vecdot(x1, x2, axis=axis)
 
 
-# -- joined and repeated: concatenate, stack, tile, repeat (lazybcast._joining) ------------------
+# -- joined, repeated, padded: concatenate, stack, tile, repeat, pad (lazybcast._joining) ------
 
 for _name in _joining.__all__:
     LAZY[getattr(np, _name)] = getattr(_joining, _name)

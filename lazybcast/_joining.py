@@ -1,5 +1,6 @@
-"""Views joined and repeated at source cost: ``np.concatenate``, ``np.stack``, ``np.vstack``,
-``np.hstack``, ``np.tile``, ``np.repeat`` and ``np.atleast_1d`` / ``2d`` / ``3d``.
+"""Views joined, repeated and padded at source cost: ``np.concatenate``, ``np.stack``,
+``np.vstack``, ``np.hstack``, ``np.tile``, ``np.repeat``, ``np.pad`` and ``np.atleast_1d`` /
+``2d`` / ``3d``.
 
 Each operand is its compact source (a view's source, an ndarray's stride-0-free part), of the
 operand's rank with size 1 on its broadcast axes. Joining them along an axis:
@@ -17,6 +18,11 @@ along them: 64 images of shape (3, 224, 224) that repeat one colour per channel 
 Repeating costs nothing along a broadcast axis: ``np.tile`` and ``np.repeat`` lengthen it
 (the source keeps one element), and a new leading axis of ``np.tile`` is a broadcast axis.
 Along a real axis they run on the source.
+
+``np.pad`` fills each lane along a padded axis from that lane alone, so an axis that is not
+padded and repeats one value still repeats: the source, stretched along the padded axes only,
+is padded by NumPy (every mode but ``mean``, whose sums NumPy orders by layout, and a
+function as ``mode``, which may write anywhere).
 
 Lists of other types, ``out=``, ``axis=None`` (a flat result) and empty results run in NumPy
 on the zero-copy ``np.asarray(view)``, as before; so do operands whose shapes do not match
@@ -41,7 +47,7 @@ from lazybcast._rules import check_size
 from lazybcast._ufuncs import ARRAYS, _compact
 from lazybcast._view import BroadcastView, make_view
 
-__all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "concatenate", "hstack", "repeat",
+__all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "concatenate", "hstack", "pad", "repeat",
            "stack", "tile", "vstack"]
 
 
@@ -240,3 +246,48 @@ def repeat(a, repeats, axis=None):
     else:
         src = np.repeat(src, repeats, axis=ax)
     return make_view(src, src.shape, full, "numpy")
+
+
+#: ``np.pad`` modes whose padding is computed from each lane alone, exactly as NumPy does on
+#: the full array. (Not ``mean``: NumPy's sums along the axis of a lane follow the array's
+#: layout, which has fewer lanes here, so they may round otherwise.)
+_PAD_MODES = frozenset(("constant", "edge", "linear_ramp", "maximum", "median", "minimum",
+                        "reflect", "symmetric", "wrap", "empty"))
+
+
+def _padded_axes(pad_width, ndim):
+    """The axes ``np.pad`` widens for ``pad_width`` (NumPy's reading of it: a dict of axes,
+    else an integer array broadcast to ``(ndim, 2)``); None where NumPy raises or reads it
+    otherwise."""
+    if type(pad_width) is dict:
+        return None  # (NumPy 2.3's form: NumPy's own path)
+    try:
+        w = np.asarray(pad_width)
+        if w.dtype.kind not in "iu" or w.ndim > 2:
+            return None
+        pairs = np.broadcast_to(w if w.size != 2 or w.shape == (2, 1) else w.ravel(),
+                                (ndim, 2))
+    except ValueError:
+        return None
+    if (pairs < 0).any():
+        return None
+    return frozenset(d for d in range(ndim) if pairs[d].any())
+
+
+def pad(array, pad_width, mode="constant", **kwargs):
+    """``np.pad`` of a view: NumPy's padding of the source stretched along the padded axes
+    alone; the axes it leaves alone keep repeating (a view of the padded shape)."""
+    if type(array) is not BroadcastView or array.ndim == 0 or array.size == 0:
+        return NotImplemented
+    if not isinstance(mode, str) or mode not in _PAD_MODES:
+        return NotImplemented
+    padded = _padded_axes(pad_width, array.ndim)
+    if padded is None:
+        return NotImplemented
+    src = array._source
+    stretched = tuple(array.shape[d] if d in padded else n for d, n in enumerate(src.shape))
+    r = np.pad(np.broadcast_to(src, stretched), pad_width, mode, **kwargs)
+    if any(r.shape[d] != stretched[d] for d in range(array.ndim) if d not in padded):
+        return NotImplemented  # (NumPy read pad_width otherwise: its own path)
+    full = tuple(r.shape[d] if d in padded else n for d, n in enumerate(array.shape))
+    return make_view(r, r.shape, full, "numpy")

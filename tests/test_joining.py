@@ -1,5 +1,5 @@
-"""Joins and repeats of views (``np.concatenate``, ``np.stack``, ``np.vstack``, ``np.hstack``,
-``np.atleast_*d``, ``np.tile``, ``np.repeat``): NumPy on the ``np.broadcast_to`` equivalents
+"""Joins, repeats and padding of views (``np.concatenate``, ``np.stack``, ``np.vstack``,
+``np.hstack``, ``np.atleast_*d``, ``np.tile``, ``np.repeat``, ``np.pad``): NumPy on the ``np.broadcast_to`` equivalents
 is the oracle for values, dtypes, shapes and errors; results are views whose source is no
 larger than the operands' live axes where the module promises it."""
 
@@ -132,6 +132,77 @@ def test_repeat_is_numpys(data):
         return
     same(got, expected, not isinstance(repeats, bool))  # (bool repeats: NumPy's path)
     same(outcome(view.repeat, repeats, axis), expected, not isinstance(repeats, bool))
+
+
+@st.composite
+def pad_widths(draw, ndim):
+    """A ``pad_width`` in one of NumPy's forms: an int, ``(n,)``, ``(before, after)``,
+    ``((n,),) * ndim`` or ``((before, after),) * ndim`` with zeros on some axes (any of them
+    an integer array), now and then a negative or float width NumPy refuses."""
+    small = st.integers(0, 3)
+    form = draw(st.sampled_from(["int", "one", "pair", "per-axis", "per-axis-one", "bad"]))
+    if form == "int":
+        w = draw(small)
+    elif form == "one":
+        w = (draw(small),)
+    elif form == "pair":
+        w = (draw(small), draw(small))
+    elif form == "per-axis-one":
+        w = tuple((draw(small),) for _ in range(ndim))
+    elif form == "per-axis":
+        w = tuple((draw(small), draw(small)) if draw(st.booleans()) else (0, 0)
+                  for _ in range(ndim))
+    else:
+        w = draw(st.sampled_from([-1, (1, -1), 1.5, ((1, 1),) * (ndim + 1)]))
+    return np.array(w) if form != "bad" and draw(st.booleans()) else w
+
+
+_PAD_KWARGS = {"constant": [{}, {"constant_values": 7}, {"constant_values": ((1, 2),)}],
+               "edge": [{}], "wrap": [{}], "empty": [{}],
+               "linear_ramp": [{}, {"end_values": (5, -5)}],
+               "maximum": [{}, {"stat_length": 2}], "minimum": [{}, {"stat_length": (1, 2)}],
+               "median": [{}, {"stat_length": 2}], "mean": [{}, {"stat_length": 2}],
+               "reflect": [{}, {"reflect_type": "odd"}],
+               "symmetric": [{}, {"reflect_type": "odd"}]}
+
+
+@given(data=st.data())
+@pytest.mark.parametrize("mode", sorted(_PAD_KWARGS))
+def test_pad_is_numpys(mode, data):
+    """``np.pad`` in every mode: NumPy's values (a view of the padded shape, whose axes that
+    are not padded still repeat; ``mean`` is NumPy's own, ``empty`` leaves values unset)."""
+    view, ref = data.draw(views(dtype=data.draw(st.sampled_from(
+        [np.dtype(d) for d in ("?", "i1", "u2", "i8", "f2", "f4", "f8", "c16")]))))
+    width = data.draw(pad_widths(view.ndim))
+    kwargs = data.draw(st.sampled_from(_PAD_KWARGS[mode]))
+    got = outcome(np.pad, view, width, mode, **kwargs)
+    expected = outcome(np.pad, ref, width, mode, **kwargs)
+    if mode == "empty":  # (unset values: only the array's kind)
+        assert got[0] == expected[0]
+        if got[0] == "ok":
+            assert got[1].shape == expected[1].shape and got[1].dtype == expected[1].dtype
+        return
+    lazy = mode != "mean" and view.ndim > 0 and view.size > 0
+    same(got, expected, lazy)
+    if lazy and got[0] == "ok":
+        assert type(got[1]) is BroadcastView
+        for d in range(view.ndim):  # (an axis that is not padded keeps its repetition)
+            if got[1].shape[d] == view.shape[d] and view.source.shape[d] == 1:
+                assert got[1].source.shape[d] == 1, (d, got[1].source.shape)
+
+
+def test_pad_keeps_the_repetition():
+    """A batch of images of one colour per channel, padded on the spatial axes: the source
+    grows by the padding of those axes only, the batch axis still repeats."""
+    colours = np.arange(3.0).reshape(1, 3, 1, 1)
+    batch = lazybcast.broadcast_to(colours, (64, 3, 224, 224))
+    r = np.pad(batch, ((0, 0), (0, 0), (2, 2), (2, 2)), constant_values=-1.0)
+    assert r.shape == (64, 3, 228, 228) and r.source.shape == (1, 3, 228, 228)
+    np.testing.assert_array_equal(r[5].materialize(), np.pad(
+        np.broadcast_to(colours[0], (3, 224, 224)), ((0, 0), (2, 2), (2, 2)),
+        constant_values=-1.0))
+    small = lazybcast.broadcast_to(colours, (2, 3, 4, 4))  # a function as mode: NumPy's
+    assert type(np.pad(small, 1, mode=lambda v, w, i, k: None)) is np.ndarray
 
 
 @pytest.mark.parametrize("repeats", [np.array([], dtype=np.int64), [], np.array([], np.uint8)])
