@@ -1,6 +1,7 @@
 """NumPy functions along an axis at source cost: ``np.sort``, ``np.argsort``, ``np.cumsum``,
-``np.cumprod`` (and ``ufunc.accumulate``), ``np.diff``, ``np.median``, ``np.nanmedian``, the
-quantiles (``np.percentile``, ``np.quantile`` and their ``nan`` variants) and ``np.unique``.
+``np.cumprod`` (and ``ufunc.accumulate``, ``np.cumulative_sum``, ``np.cumulative_prod``),
+``np.diff``, ``np.gradient``, ``np.median``, ``np.nanmedian``, the quantiles
+(``np.percentile``, ``np.quantile`` and their ``nan`` variants) and ``np.unique``.
 
 A view repeats its source along its broadcast axes, so along an axis where the source is
 **not** repeated, each lane of the view is a lane of the source: the function runs on the
@@ -9,7 +10,8 @@ source and the result is broadcast again. Along a **repeated** axis the lane hol
 - sorting it changes nothing (``np.sort`` returns the view's values; a stable ``np.argsort``
   is ``0, 1, 2, ...``);
 - its differences are ``x - x``, computed once from ``n + 1`` copies (``inf - inf`` stays
-  NaN, as NumPy computes it);
+  NaN, as NumPy computes it); its gradient, and a scan along it, are NumPy's on the source
+  stretched along that axis alone (the other broadcast axes still repeat);
 - a median over it is the source's: every source value is repeated the same number of times,
   and the middle of such a sorted sequence holds the source's middle values (for an even
   number of repeats, the source's values twice: NumPy then averages a middle value with
@@ -50,7 +52,7 @@ array([[0, 0, 0]])
 import warnings
 
 import numpy as np
-from numpy.lib.array_utils import normalize_axis_index
+from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from lazybcast._axis_args import _axes
 from lazybcast._reductions import _finish, _repeats
@@ -58,8 +60,8 @@ from lazybcast._reductions import _repeated as _repeated_axes
 from lazybcast._view import BroadcastView, make_view
 
 __all__ = ["accumulate", "argsort", "cumprod", "cumsum", "cumulative_prod", "cumulative_sum",
-           "diff", "median", "nanmedian", "nanpercentile", "nanquantile", "percentile",
-           "quantile", "sort", "unique"]
+           "diff", "gradient", "median", "nanmedian", "nanpercentile", "nanquantile",
+           "percentile", "quantile", "sort", "unique"]
 
 _NoValue = np._NoValue
 
@@ -164,6 +166,30 @@ def _cumulative(func, x, axis, dtype, out, include_initial):
         return NotImplemented
     r = func(_stretched(x, ax), axis=ax, dtype=dtype, include_initial=include_initial)
     return make_view(r, r.shape, x.shape[:ax] + (r.shape[ax],) + x.shape[ax + 1:], "numpy")
+
+
+def gradient(f, *varargs, axis=None, edge_order=1):
+    """``np.gradient`` of a view: along each axis, NumPy's gradient of the source stretched
+    along that axis alone (its differences per lane, elementwise: NumPy's values; zeros along
+    a repeated axis), a view that still repeats along the other broadcast axes. Where NumPy
+    raises (spacings, sizes, ``edge_order``), its own call raises."""
+    if type(f) is not BroadcastView or f.ndim == 0 or f.size == 0:
+        return NotImplemented
+    try:
+        axes = tuple(range(f.ndim)) if axis is None else normalize_axis_tuple(axis, f.ndim)
+        if not varargs or (len(varargs) == 1 and np.ndim(varargs[0]) == 0):
+            spacings = [varargs] * len(axes)
+        elif len(varargs) == len(axes):
+            spacings = [(d,) for d in varargs]
+        else:
+            return NotImplemented
+        out = []
+        for ax, dx in zip(axes, spacings):
+            g = np.gradient(_stretched(f, ax), *dx, axis=ax, edge_order=edge_order)
+            out.append(make_view(g, g.shape, f.shape, "numpy"))
+    except (TypeError, ValueError):
+        return NotImplemented  # (NumPy's error, from its own checks in its order)
+    return out[0] if len(out) == 1 else tuple(out)
 
 
 def diff(a, n=1, axis=-1, prepend=_NoValue, append=_NoValue):

@@ -25,8 +25,8 @@ The functions in :data:`LAZY` keep a view lazy:
   ``np.einsum``;
 - the functions along an axis of :mod:`lazybcast._along_axis` (``np.sort``, ``np.argsort``,
   ``np.cumsum``, ``np.cumprod``, ``np.cumulative_sum``, ``np.cumulative_prod``,
-  ``np.diff``, ``np.median``, ``np.nanmedian``, ``np.percentile``, ``np.quantile`` and
-  their ``nan`` variants, ``np.unique``);
+  ``np.diff``, ``np.gradient``, ``np.median``, ``np.nanmedian``, ``np.percentile``,
+  ``np.quantile`` and their ``nan`` variants, ``np.unique``);
 - joins, repeats and padding (:mod:`lazybcast._joining`): ``np.concatenate``, ``np.stack``,
   ``np.vstack``, ``np.hstack``, ``np.atleast_1d`` / ``2d`` / ``3d``, ``np.tile``,
   ``np.repeat``, ``np.pad``.
@@ -38,9 +38,11 @@ which is ``np.broadcast_to`` of the source (no copy).
 >>> v = lazybcast.broadcast_to(np.arange(3.0), (1000, 3))
 >>> np.transpose(v).source.shape, np.sum(v, axis=0).source.shape
 ((3, 1), (3,))
->>> np.gradient(v, axis=1)[:2]  # not lazy: NumPy's own on the zero-copy arrays
-array([[1., 1., 1.],
-       [1., 1., 1.]])
+>>> np.pad(v, 1, mode="edge").source.shape  # padded on both axes: a full-size source
+(1002, 5)
+>>> np.select([v > 1], [v])[:2]  # not lazy: NumPy's own on the zero-copy arrays
+array([[0., 0., 2.],
+       [0., 0., 2.]])
 """
 
 import numpy as np
@@ -311,7 +313,8 @@ del _name
 
 for _func, _impl in ((np.sort, _along_axis.sort), (np.argsort, _along_axis.argsort),
                      (np.cumsum, _along_axis.cumsum), (np.cumprod, _along_axis.cumprod),
-                     (np.diff, _along_axis.diff), (np.median, _along_axis.median),
+                     (np.diff, _along_axis.diff), (np.gradient, _along_axis.gradient),
+                     (np.median, _along_axis.median),
                      (np.nanmedian, _along_axis.nanmedian), (np.unique, _along_axis.unique),
                      (np.percentile, _along_axis.percentile),
                      (np.quantile, _along_axis.quantile),

@@ -102,6 +102,53 @@ def test_array_api_scans(name, data):
 
 
 @given(data=st.data())
+def test_gradient_is_numpys(data):
+    """``np.gradient`` over drawn axes, spacings (a scalar for all, one per axis: a scalar or
+    coordinates, uneven too) and edge orders: NumPy's values and errors, a view per axis."""
+    view, ref = data.draw(views(dtype=data.draw(st.sampled_from(
+        [np.dtype(d) for d in ("i1", "u2", "i8", "f2", "f4", "f8", "c16")]))))
+    axis = data.draw(st.one_of(st.none(), st.integers(-view.ndim - 1, view.ndim),
+                               st.permutations(range(view.ndim)).map(tuple)))
+    axes = (range(view.ndim) if axis is None else [axis] if type(axis) is int else axis)
+    form = data.draw(st.sampled_from(["none", "scalar", "each", "wrong"]))
+    if form == "scalar":
+        varargs = (data.draw(st.sampled_from([2, 0.5, np.float32(3)])),)
+    elif form == "each":
+        varargs = tuple(
+            data.draw(st.sampled_from(["scalar", "even", "uneven"])) for _ in axes)
+        varargs = tuple(
+            1.5 if kind == "scalar" or not (-view.ndim <= ax < view.ndim)
+            else np.arange(view.shape[ax]) * 2 if kind == "even"
+            else np.cumsum(np.arange(1, view.shape[ax] + 1) ** 2) / 3
+            for kind, ax in zip(varargs, axes))
+    elif form == "wrong":
+        varargs = (1.0, 2.0, 3.0, 4.0, 5.0)
+    else:
+        varargs = ()
+    edge_order = data.draw(st.sampled_from([1, 2, 3]))
+    got = outcome(np.gradient, view, *varargs, axis=axis, edge_order=edge_order)
+    expected = outcome(np.gradient, ref, *varargs, axis=axis, edge_order=edge_order)
+    if raised_alike(got, expected):
+        return
+    g, e = got[1], expected[1]
+    if type(e) is tuple:
+        assert type(g) is tuple and len(g) == len(e)
+    else:
+        g, e = (g,), (e,)
+    for a, b in zip(g, e):
+        same(("ok", a), ("ok", b), view.size > 0)
+
+
+def test_gradient_keeps_the_repetition():
+    w = lazybcast.broadcast_to(np.array([[[0.0]], [[np.inf]]]), (2, 10**6, 3))
+    with np.errstate(invalid="ignore"):  # (inf - inf, as NumPy's warns)
+        g0, g1, g2 = np.gradient(w)
+    assert g0.source.shape == (2, 1, 1) and g1.source.shape == (2, 10**6, 1)
+    np.testing.assert_array_equal(g2.source, [[[0.0] * 3], [[np.nan] * 3]])  # inf - inf
+    assert g0.source.ravel().tolist() == [np.inf, np.inf]
+
+
+@given(data=st.data())
 def test_diff_is_numpys(data):
     view, ref = data.draw(views())
     ax = _axis(data, view)
