@@ -59,9 +59,9 @@ from lazybcast._reductions import _finish, _repeats
 from lazybcast._reductions import _repeated as _repeated_axes
 from lazybcast._view import BroadcastView, make_view
 
-__all__ = ["accumulate", "argsort", "cumprod", "cumsum", "cumulative_prod", "cumulative_sum",
-           "diff", "gradient", "median", "nanmedian", "nanpercentile", "nanquantile",
-           "percentile", "quantile", "sort", "unique"]
+__all__ = ["accumulate", "apply_along_axis", "argsort", "cumprod", "cumsum", "cumulative_prod",
+           "cumulative_sum", "diff", "gradient", "median", "nanmedian", "nanpercentile",
+           "nanquantile", "percentile", "quantile", "sort", "unique"]
 
 _NoValue = np._NoValue
 
@@ -190,6 +190,28 @@ def gradient(f, *varargs, axis=None, edge_order=1):
     except (TypeError, ValueError):
         return NotImplemented  # (NumPy's error, from its own checks in its order)
     return out[0] if len(out) == 1 else tuple(out)
+
+
+def apply_along_axis(func1d, axis, arr, *args, **kwargs):
+    """``np.apply_along_axis`` of a view: ``func1d`` runs on the lanes of the source stretched
+    along ``axis`` (read-only, as the lanes of ``np.broadcast_to`` are), once per distinct
+    lane: lanes along the view's other broadcast axes are equal, and the result repeats
+    there. (A function with side effects sees fewer calls than NumPy makes: one per lane of
+    the source, in NumPy's order.) Results of another array type than ndarray are NumPy's."""
+    if type(arr) is not BroadcastView or arr.size == 0:
+        return NotImplemented
+    try:
+        ax = normalize_axis_index(axis, arr.ndim)
+    except (TypeError, ValueError):
+        return NotImplemented
+    src = _stretched(arr, ax).view()
+    src.flags.writeable = False  # (func1d must not write into the caller's source)
+    r = np.apply_along_axis(func1d, ax, src, *args, **kwargs)
+    if type(r) is not np.ndarray:
+        return NotImplemented  # (a subclass wraps NumPy's own result; recomputed there)
+    new = r.ndim - arr.ndim + 1  # (the axes of func1d's result, in place of ``axis``)
+    full = arr.shape[:ax] + r.shape[ax:ax + new] + arr.shape[ax + 1:]
+    return make_view(r, r.shape, full, "numpy")
 
 
 def diff(a, n=1, axis=-1, prepend=_NoValue, append=_NoValue):

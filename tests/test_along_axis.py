@@ -148,6 +148,44 @@ def test_gradient_keeps_the_repetition():
     assert g0.source.ravel().tolist() == [np.inf, np.inf]
 
 
+_LANE_FUNCS = {
+    "sum": lambda x: x.sum(),  # a scalar: the axis goes
+    "sorted": np.sort,  # a lane of the same length
+    "ends": lambda x, k=1: np.concatenate([x[:k], x[-k:]]),  # another length, kwargs
+    "diag": np.diag,  # two axes in place of one
+    "first": lambda x: x[0].item(),  # a Python scalar
+}
+
+
+@given(data=st.data())
+@pytest.mark.parametrize("name", sorted(_LANE_FUNCS))
+def test_apply_along_axis_is_numpys(name, data):
+    """``np.apply_along_axis``: NumPy's result (values, dtype, shape, axes of the function's
+    result in place of ``axis``), a view that repeats where the view's other axes do."""
+    view, ref = data.draw(views(dtype=data.draw(ORDERABLE)))
+    axis = data.draw(st.integers(-view.ndim - 1, view.ndim))
+    func = _LANE_FUNCS[name]
+    kwargs = {"k": data.draw(st.integers(1, 2))} if name == "ends" else {}
+    got = outcome(np.apply_along_axis, func, axis, view, **kwargs)
+    expected = outcome(np.apply_along_axis, func, axis, ref, **kwargs)
+    same(got, expected, view.size > 0 and -view.ndim <= axis < view.ndim or None)
+
+
+def test_apply_along_axis_calls_once_per_distinct_lane():
+    """A lane along the axis repeats along the view's broadcast axes: the function sees each
+    distinct lane once (NumPy: every lane), read-only as NumPy's lanes of the broadcast
+    array are, so it cannot write into the caller's source."""
+    src = np.arange(12.0).reshape(1, 3, 4)
+    view = lazybcast.broadcast_to(src, (1000, 3, 4))
+    lanes = []
+    r = np.apply_along_axis(lambda x: lanes.append(x.copy()) or x[::-1], 2, view)
+    assert len(lanes) == 3 and r.source.shape == (1, 3, 4)
+    np.testing.assert_array_equal(r.materialize(), np.broadcast_to(src[..., ::-1], view.shape))
+    with pytest.raises(ValueError, match="read-only"):
+        np.apply_along_axis(np.ndarray.sort, 2, view)
+    assert src[0, 0].tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
 @given(data=st.data())
 def test_diff_is_numpys(data):
     view, ref = data.draw(views())
