@@ -59,9 +59,9 @@ from lazybcast._reductions import _finish, _repeats
 from lazybcast._reductions import _repeated as _repeated_axes
 from lazybcast._view import BroadcastView, make_view
 
-__all__ = ["accumulate", "apply_along_axis", "argsort", "cumprod", "cumsum", "cumulative_prod",
-           "cumulative_sum", "diff", "gradient", "median", "nanmedian", "nanpercentile",
-           "nanquantile", "percentile", "quantile", "sort", "unique"]
+__all__ = ["accumulate", "apply_along_axis", "apply_over_axes", "argsort", "cumprod", "cumsum",
+           "cumulative_prod", "cumulative_sum", "diff", "gradient", "median", "nanmedian",
+           "nanpercentile", "nanquantile", "percentile", "quantile", "sort", "unique"]
 
 _NoValue = np._NoValue
 
@@ -175,21 +175,34 @@ def gradient(f, *varargs, axis=None, edge_order=1):
     raises (spacings, sizes, ``edge_order``), its own call raises."""
     if type(f) is not BroadcastView or f.ndim == 0 or f.size == 0:
         return NotImplemented
+    spacings = _spacings(f, axis, varargs, edge_order)
+    if spacings is None:
+        return NotImplemented  # (NumPy's error, raised before it computes anything)
+    out = []
+    for ax, dx in spacings:  # (an axis too short raises here, after the ones before, as NumPy)
+        g = np.gradient(_stretched(f, ax), *dx, axis=ax, edge_order=edge_order)
+        out.append(make_view(g, g.shape, f.shape, "numpy"))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _spacings(f, axis, varargs, edge_order):
+    """``[(axis, its spacing arguments)]`` for ``np.gradient``, or None where NumPy refuses
+    the axes, the spacings or ``edge_order`` before computing anything (its checks)."""
     try:
         axes = tuple(range(f.ndim)) if axis is None else normalize_axis_tuple(axis, f.ndim)
-        if not varargs or (len(varargs) == 1 and np.ndim(varargs[0]) == 0):
-            spacings = [varargs] * len(axes)
-        elif len(varargs) == len(axes):
-            spacings = [(d,) for d in varargs]
-        else:
-            return NotImplemented
-        out = []
-        for ax, dx in zip(axes, spacings):
-            g = np.gradient(_stretched(f, ax), *dx, axis=ax, edge_order=edge_order)
-            out.append(make_view(g, g.shape, f.shape, "numpy"))
+        if not axes or edge_order > 2:
+            return None
     except (TypeError, ValueError):
-        return NotImplemented  # (NumPy's error, from its own checks in its order)
-    return out[0] if len(out) == 1 else tuple(out)
+        return None
+    if not varargs or (len(varargs) == 1 and np.ndim(varargs[0]) == 0):
+        return [(ax, varargs) for ax in axes]
+    if len(varargs) != len(axes):
+        return None
+    for ax, d in zip(axes, varargs):
+        n = np.ndim(d)
+        if n > 1 or (n == 1 and len(d) != f.shape[ax]):
+            return None
+    return [(ax, (d,)) for ax, d in zip(axes, varargs)]
 
 
 def apply_along_axis(func1d, axis, arr, *args, **kwargs):
@@ -212,6 +225,29 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
     new = r.ndim - arr.ndim + 1  # (the axes of func1d's result, in place of ``axis``)
     full = arr.shape[:ax] + r.shape[ax:ax + new] + arr.shape[ax + 1:]
     return make_view(r, r.shape, full, "numpy")
+
+
+def apply_over_axes(func, a, axes):
+    """``np.apply_over_axes`` of a view: NumPy's steps with the view itself in place of
+    ``np.asarray(a)``, so each ``func(val, axis)`` (a reduction: at source cost) gets a view
+    and the result is one."""
+    if type(a) is not BroadcastView:
+        return NotImplemented
+    val = a
+    if np.array(axes).ndim == 0:
+        axes = (axes,)
+    for axis in axes:
+        if axis < 0:
+            axis = a.ndim + axis
+        res = func(val, axis)
+        if res.ndim != val.ndim:
+            res = np.expand_dims(res, axis)
+            if res.ndim != val.ndim:
+                raise ValueError("function is not returning an array of the correct shape")
+            if type(res) is np.ndarray:  # (a NumPy scalar expanded: a view again)
+                res = make_view(res, res.shape, res.shape, "numpy")
+        val = res
+    return val
 
 
 def diff(a, n=1, axis=-1, prepend=_NoValue, append=_NoValue):

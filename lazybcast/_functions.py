@@ -25,8 +25,9 @@ The functions in :data:`LAZY` keep a view lazy:
   ``np.einsum``;
 - the functions along an axis of :mod:`lazybcast._along_axis` (``np.sort``, ``np.argsort``,
   ``np.cumsum``, ``np.cumprod``, ``np.cumulative_sum``, ``np.cumulative_prod``,
-  ``np.diff``, ``np.gradient``, ``np.apply_along_axis``, ``np.median``, ``np.nanmedian``,
-  ``np.percentile``, ``np.quantile`` and their ``nan`` variants, ``np.unique``);
+  ``np.diff``, ``np.gradient``, ``np.apply_along_axis``, ``np.apply_over_axes``,
+  ``np.median``, ``np.nanmedian``, ``np.percentile``, ``np.quantile`` and their ``nan``
+  variants, ``np.unique``);
 - joins, repeats and padding (:mod:`lazybcast._joining`): ``np.concatenate``, ``np.stack``,
   ``np.vstack``, ``np.hstack``, ``np.atleast_1d`` / ``2d`` / ``3d``, ``np.tile``,
   ``np.repeat``, ``np.pad``.
@@ -315,6 +316,7 @@ for _func, _impl in ((np.sort, _along_axis.sort), (np.argsort, _along_axis.argso
                      (np.cumsum, _along_axis.cumsum), (np.cumprod, _along_axis.cumprod),
                      (np.diff, _along_axis.diff), (np.gradient, _along_axis.gradient),
                      (np.apply_along_axis, _along_axis.apply_along_axis),
+                     (np.apply_over_axes, _along_axis.apply_over_axes),
                      (np.median, _along_axis.median),
                      (np.nanmedian, _along_axis.nanmedian), (np.unique, _along_axis.unique),
                      (np.percentile, _along_axis.percentile),

@@ -79,12 +79,13 @@ def mean(view, axis=None, dtype=None, out=None, keepdims=False, *, where=True, n
         # (timedelta64 with a dtype=: NumPy's own rules, below; the float path would drop
         # NaT and the unit)
         axes = _moment_axes(name, view, axis)
-        if name == "mean" and out is None and dtype is not None and np.dtype(dtype).kind in "iub":
+        if name == "mean" and dtype is not None and np.dtype(dtype).kind in "iub":
             # NumPy sums in ``dtype`` (wrapping) over the logical elements, then true_divides
             # by the count (an intp) and casts back: the same steps on the repeated sum.
-            if view.size == 0 or masked:
-                return _numpy(name, view, axis=axis, dtype=dtype, keepdims=keepdims,
-                              where=where)
+            # (Into an out, or under a mask: NumPy's own steps.)
+            if view.size == 0 or masked or out is not None:
+                return _numpy(name, view, axis=axis, dtype=dtype, out=out,
+                              keepdims=keepdims, where=where)
             s = reduce(np.add, view, axis, dtype, None, keepdims)
             count = np.intp(1)
             for d in axes:
@@ -93,6 +94,9 @@ def mean(view, axis=None, dtype=None, out=None, keepdims=False, *, where=True, n
                 return np.true_divide(s, count).astype(np.dtype(dtype))
             return s.dtype.type(s / count)
         fits = _moment_out_fits(out, _result_shape(view.shape, axes, keepdims))
+        if fits and out.dtype.kind == "f" and np.dtype(
+                view.dtype if dtype is None else dtype).kind == "c":
+            fits = False  # (a complex mean into a real out: NumPy's casting error)
         if fits is not False:
             src, mask = masked or (_source(view, axes), True)
             r = _in_float64(getattr(np, name), src, axes, dtype, out, where=mask)
@@ -101,11 +105,13 @@ def mean(view, axis=None, dtype=None, out=None, keepdims=False, *, where=True, n
 
 
 def _moment_out_fits(out, shape):
-    """:func:`_reductions._out_fits`, and False (NumPy's own steps) for an integer or bool
-    ``out``: NumPy sums into it first, so the sum wraps or truncates in out's dtype before it
-    is divided (``np.mean`` of uint8 values 253 into a uint8 out is 41, not 84)."""
+    """:func:`_reductions._out_fits`, and False (NumPy's own steps) for an ``out`` that is
+    not floating or complex: NumPy sums into it first, so the sum wraps or truncates in an
+    integer or bool out before it is divided (``np.mean`` of uint8 values 253 into a uint8
+    out is 41, not 84), and it refuses times, dates and strings. (A float16 or float32 out
+    gets the value computed in float64, rounded once, as for those dtypes themselves.)"""
     fits = _out_fits(out, shape)
-    if fits and out.dtype.kind in "biu":
+    if fits and out.dtype.kind not in "fc":
         return False
     return fits
 

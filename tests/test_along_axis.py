@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
-from _duck_strategies import outcome, raised_alike, views
+from _duck_strategies import outcome, raised_alike, tame_views, views
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -139,6 +139,24 @@ def test_gradient_is_numpys(data):
         same(("ok", a), ("ok", b), view.size > 0)
 
 
+def test_gradient_refuses_as_numpy_before_computing():
+    """NumPy checks the axes, spacings and ``edge_order`` before it computes: so does the
+    view's gradient (``axis=()`` skipped them; a refusal after a first axis warned twice)."""
+    v = lazybcast.broadcast_to(np.array([[1.0, 2.0, 4.0]]), (4, 3))
+    for kwargs, error in (({"axis": (), "edge_order": 3}, ValueError),
+                          ({"axis": (), "edge_order": "x"}, TypeError)):
+        with pytest.raises(error):
+            np.gradient(v, **kwargs)
+    g = lazybcast.broadcast_to(np.array([[np.inf, 1.0]]), (3, 2))
+    for a in (g, np.broadcast_to(np.array([[np.inf, 1.0]]), (3, 2))):
+        with warnings.catch_warnings(record=True) as seen, pytest.raises(TypeError):
+            warnings.simplefilter("always")
+            np.gradient(a, np.timedelta64(1, "s"))
+        if a is g:
+            ours = [str(w.message) for w in seen]
+    assert ours == [str(w.message) for w in seen]
+
+
 def test_gradient_keeps_the_repetition():
     w = lazybcast.broadcast_to(np.array([[[0.0]], [[np.inf]]]), (2, 10**6, 3))
     with np.errstate(invalid="ignore"):  # (inf - inf, as NumPy's warns)
@@ -184,6 +202,27 @@ def test_apply_along_axis_calls_once_per_distinct_lane():
     with pytest.raises(ValueError, match="read-only"):
         np.apply_along_axis(np.ndarray.sort, 2, view)
     assert src[0, 0].tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+@given(data=st.data())
+@pytest.mark.parametrize("func", [np.sum, np.max, np.mean, lambda a, axis: np.cumsum(a, axis)])
+def test_apply_over_axes_is_numpys(func, data):
+    """``np.apply_over_axes``: NumPy's result, as a view (each step gets a view)."""
+    view, ref = data.draw(tame_views(np.dtype("f8")))  # (sums that do not overflow)
+    axes = data.draw(st.one_of(st.integers(-view.ndim, max(view.ndim - 1, 0)),
+                               st.lists(st.integers(-view.ndim, max(view.ndim - 1, 0)),
+                                        max_size=3)))
+    got = outcome(np.apply_over_axes, func, view, axes)
+    expected = outcome(np.apply_over_axes, func, ref, axes)
+    if raised_alike(got, expected):
+        return
+    g, e = got[1], expected[1]
+    assert np.shape(g) == np.shape(e) and np.asarray(g).dtype == np.asarray(e).dtype
+    np.testing.assert_allclose(np.asarray(g), e, rtol=1e-12)  # (sums: as accurate)
+    if view.ndim and (axes == [] or isinstance(axes, list) and not axes):
+        assert g is view
+    elif view.ndim and view.size:  # (an empty view's scans are NumPy's arrays)
+        assert type(g) is BroadcastView, type(g)
 
 
 @given(data=st.data())

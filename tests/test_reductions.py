@@ -298,6 +298,22 @@ def test_moments_into_an_integer_out_are_numpys(name, out_dtype, axis):
             assert got[1] is got_out
 
 
+@pytest.mark.parametrize("case", [
+    ("mean", np.array([200], np.uint8), {"dtype": np.uint8}, "f8"),  # sums wrap in uint8
+    ("mean", np.array([200], np.uint8), {"dtype": bool}, "f8"),
+    ("mean", np.array([1.5, 4.0], np.float32), {}, "m8[s]"),  # NumPy refuses these outs
+    ("var", np.array([1.5, 4.0], np.float32), {}, "U5"),
+    ("mean", np.array([1.5 + 1j], np.complex64), {}, "f8"),  # a complex mean, a real out
+])
+def test_moments_into_outs_numpy_computes_in_or_refuses(case):
+    name, src, kwargs, out_dtype = case
+    got, want = _both(getattr(np, name), src, (1000, src.size), out=np.zeros((), out_dtype),
+                      **kwargs)
+    if not raised_alike(got, want):
+        assert got[1].dtype == want[1].dtype
+        np.testing.assert_array_equal(got[1], want[1])
+
+
 def test_out_whose_items_share_bytes_is_written_as_numpy_writes_it():
     """An ``as_strided`` out whose items share bytes: NumPy's own reduction writes it."""
     v = lazybcast.broadcast_to(np.arange(1.0, 4.0)[None, :], (5, 3))
