@@ -199,9 +199,15 @@ def _spacings(f, axis, varargs, edge_order):
     if len(varargs) != len(axes):
         return None
     for ax, d in zip(axes, varargs):
-        n = np.ndim(d)
-        if n > 1 or (n == 1 and len(d) != f.shape[ax]):
+        d = np.asanyarray(d)
+        if d.ndim > 1 or (d.ndim == 1 and len(d) != f.shape[ax]):
             return None
+        if d.ndim == 1:
+            try:  # (NumPy's own look at the coordinates: one of them alone raises)
+                diffx = np.diff(d.astype(np.float64) if d.dtype.kind in "iu" else d)
+                (diffx == diffx[0]).all()
+            except Exception:  # noqa: BLE001 - NumPy raises it again, first
+                return None
     return [(ax, (d,)) for ax, d in zip(axes, varargs)]
 
 
