@@ -39,8 +39,8 @@ which is ``np.broadcast_to`` of the source (no copy).
 >>> v = lazybcast.broadcast_to(np.arange(3.0), (1000, 3))
 >>> np.transpose(v).source.shape, np.sum(v, axis=0).source.shape
 ((3, 1), (3,))
->>> np.pad(v, 1, mode="edge").source.shape  # padded on both axes: a full-size source
-(1002, 5)
+>>> np.pad(v, 1, mode="edge").source.shape, np.pad(v, 1).source.shape  # edges: copies
+((1, 5), (1002, 5))
 >>> np.select([v > 1], [v])[:2]  # not lazy: NumPy's own on the zero-copy arrays
 array([[0., 0., 2.],
        [0., 0., 2.]])

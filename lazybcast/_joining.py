@@ -22,7 +22,9 @@ Along a real axis they run on the source.
 ``np.pad`` fills each lane along a padded axis from that lane alone, so an axis that is not
 padded and repeats one value still repeats: the source, stretched along the padded axes only,
 is padded by NumPy (every mode but ``mean``, whose sums NumPy orders by layout, and a
-function as ``mode``, which may write anywhere).
+function as ``mode``, which may write anywhere). A repeated axis padded by copies of its
+lane (``edge``, ``wrap``, ``reflect``, ``symmetric``) stays repeated: its one value padded
+with itself.
 
 Lists of other types, ``out=``, ``axis=None`` (a flat result) and empty results run in NumPy
 on the zero-copy ``np.asarray(view)``, as before; so do operands whose shapes do not match
@@ -255,6 +257,13 @@ _PAD_MODES = frozenset(("constant", "edge", "linear_ramp", "maximum", "median", 
                         "reflect", "symmetric", "wrap", "empty"))
 
 
+#: Modes whose padding copies values of the lane itself (``reflect`` and ``symmetric`` too,
+#: unless ``reflect_type="odd"``: ``2 * edge - x``). Not the statistics: NumPy's median of
+#: two equal values is their mean, which overflows or rounds large integers, and a maximum
+#: of NaNs may come back with other NaN bits (quieted) than the NaN copied.
+_COPYING = frozenset(("edge", "wrap", "empty"))
+
+
 def _padded_axes(pad_width, ndim):
     """The axes ``np.pad`` widens for ``pad_width`` (NumPy's reading of it: a dict of axes,
     else an integer array broadcast to ``(ndim, 2)``); None where NumPy raises or reads it
@@ -285,9 +294,17 @@ def pad(array, pad_width, mode="constant", **kwargs):
     if padded is None:
         return NotImplemented
     src = array._source
-    stretched = tuple(array.shape[d] if d in padded else n for d, n in enumerate(src.shape))
+    # Along a repeated axis, a mode that copies values from within the lane pads one value
+    # with itself: the axis stays repeated (NumPy pads the source's one slice, kept once).
+    copies = mode in _COPYING or (mode in ("reflect", "symmetric")
+                                  and kwargs.get("reflect_type") != "odd")
+    kept = {d for d in padded if copies and src.shape[d] == 1 < array.shape[d]}
+    stretched = tuple(array.shape[d] if d in padded and d not in kept else n
+                      for d, n in enumerate(src.shape))
     r = np.pad(np.broadcast_to(src, stretched), pad_width, mode, **kwargs)
     if any(r.shape[d] != stretched[d] for d in range(array.ndim) if d not in padded):
         return NotImplemented  # (NumPy read pad_width otherwise: its own path)
-    full = tuple(r.shape[d] if d in padded else n for d, n in enumerate(array.shape))
+    full = tuple(n + r.shape[d] - stretched[d] for d, n in enumerate(array.shape))
+    if kept:
+        r = r[tuple(slice(0, 1) if d in kept else slice(None) for d in range(r.ndim))].copy()
     return make_view(r, r.shape, full, "numpy")

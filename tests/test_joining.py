@@ -186,8 +186,10 @@ def test_pad_is_numpys(mode, data):
     same(got, expected, lazy)
     if lazy and got[0] == "ok":
         assert type(got[1]) is BroadcastView
-        for d in range(view.ndim):  # (an axis that is not padded keeps its repetition)
-            if got[1].shape[d] == view.shape[d] and view.source.shape[d] == 1:
+        copies = mode in ("edge", "wrap", "reflect", "symmetric") and not kwargs
+        for d in range(view.ndim):  # (an axis not padded, or padded by copies, repeats)
+            if view.source.shape[d] == 1 < view.shape[d] and (
+                    copies or got[1].shape[d] == view.shape[d]):
                 assert got[1].source.shape[d] == 1, (d, got[1].source.shape)
 
 
@@ -201,6 +203,10 @@ def test_pad_keeps_the_repetition():
     np.testing.assert_array_equal(r[5].materialize(), np.pad(
         np.broadcast_to(colours[0], (3, 224, 224)), ((0, 0), (2, 2), (2, 2)),
         constant_values=-1.0))
+    huge = lazybcast.broadcast_to(np.array([[2.5]]), (10**6, 10**6))  # 8 TB logical
+    r = np.pad(huge, ((1, 2), (3, 0)), mode="edge")  # copies of the one value: still one
+    assert r.shape == (10**6 + 3, 10**6 + 3) and r.source.shape == (1, 1)
+    assert r[0, 0] == r[-1, -1] == 2.5
     small = lazybcast.broadcast_to(colours, (2, 3, 4, 4))  # a function as mode: NumPy's
     assert type(np.pad(small, 1, mode=lambda v, w, i, k: None)) is np.ndarray
 
