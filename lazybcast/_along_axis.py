@@ -171,8 +171,9 @@ def _cumulative(func, x, axis, dtype, out, include_initial):
 def gradient(f, *varargs, axis=None, edge_order=1):
     """``np.gradient`` of a view: along each axis, NumPy's gradient of the source stretched
     along that axis alone (its differences per lane, elementwise: NumPy's values; zeros along
-    a repeated axis), a view that still repeats along the other broadcast axes. Where NumPy
-    raises (spacings, sizes, ``edge_order``), its own call raises."""
+    a repeated axis, which repeat along it too for even spacing and ``edge_order=1``), a view
+    that still repeats along the other broadcast axes. Where NumPy raises (spacings, sizes,
+    ``edge_order``), its own call raises."""
     if type(f) is not BroadcastView or f.ndim == 0 or f.size == 0:
         return NotImplemented
     spacings = _spacings(f, axis, varargs, edge_order)
@@ -180,7 +181,16 @@ def gradient(f, *varargs, axis=None, edge_order=1):
         return NotImplemented  # (NumPy's error, raised before it computes anything)
     out = []
     for ax, dx in spacings:  # (an axis too short raises here, after the ones before, as NumPy)
-        g = np.gradient(_stretched(f, ax), *dx, axis=ax, edge_order=edge_order)
+        if edge_order == 1 and _repeated(f, ax) and all(np.ndim(d) == 0 for d in dx):
+            # ``(x - x) / (2 dx)`` inside, ``(x - x) / dx`` at the ends: one zero (or NaN)
+            # all along, so three copies give it, kept once (the axis still repeats).
+            src = f._source
+            src = np.broadcast_to(src, src.shape[:ax] + (min(3, f.shape[ax]),)
+                                  + src.shape[ax + 1:])
+            g = np.gradient(src, *dx, axis=ax, edge_order=1)
+            g = g[(slice(None),) * ax + (slice(0, 1),)].copy()
+        else:
+            g = np.gradient(_stretched(f, ax), *dx, axis=ax, edge_order=edge_order)
         out.append(make_view(g, g.shape, f.shape, "numpy"))
     return out[0] if len(out) == 1 else tuple(out)
 
