@@ -240,18 +240,18 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
             start = _initial(ufunc, initial, src.dtype, late.dtype, dtype).astype(loop)
             if kind in ("same", "abs"):
                 kwargs["initial"] = start[()]
-        kwargs.pop("dtype", None)  # (the source's own: nothing to ask)
-        if loop != src.dtype:
-            if loop.kind in "mM" or src.dtype.kind in "mM":
+        kwargs.pop("dtype", None)
+        if nan and kind == "same":
+            if loop != src.dtype:  # (np.nanmax takes no dtype=; a widening cast keeps the
+                src = src.astype(loop)  # order, so the extreme is the same value)
+        elif loop.kind in "mM" or src.dtype.kind in "mM":
+            if loop != src.dtype or dtype is not None:
                 # (NumPy's datetime loops take no dtype= with a unit: its own steps)
                 return _numpy(_NAN_NAMES[ufunc] if nan else ufunc, view, axis=axis,
                               dtype=dtype, out=out, keepdims=keepdims, initial=initial,
                               where=where)
-            if nan and kind == "same":
-                src = src.astype(loop)  # (np.nanmax takes no dtype=; a widening cast keeps
-                #                          the order, so the extreme is the same value)
-            else:
-                kwargs["dtype"] = loop
+        else:  # (also the source's own dtype: without it, small integers would sum wider)
+            kwargs["dtype"] = loop
     elif initial is not _NoValue and (empty or kind in ("same", "abs")):
         kwargs["initial"] = initial
     if k > 1 and kind in ("times", "power") and src.dtype.kind in "biufc":

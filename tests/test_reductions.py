@@ -447,6 +447,18 @@ def test_gcd_of_a_masked_out_cell_is_its_initial(where, ufunc, out):
         np.testing.assert_array_equal(got[1], want[1])
 
 
+@pytest.mark.parametrize("out_dtype", [np.int16, bool, np.float32])
+@pytest.mark.parametrize("kwargs", [{"dtype": np.int8}, {}])
+def test_small_integer_loops_into_another_out_wrap_as_numpys(out_dtype, kwargs):
+    """int8 values summed into an int16 or bool out in NumPy's int8 loop (``dtype=int8``, or
+    the out's promotion with the source) wrap there; a sum without the dtype would widen."""
+    src = np.array([100, 3], np.int8)
+    got, want = _both(np.add.reduce, src, (3, 2), axis=0, out=np.zeros(2, out_dtype),
+                      **kwargs)
+    assert got[0] == want[0] == "ok", (got, want)
+    np.testing.assert_array_equal(got[1], want[1])
+
+
 @pytest.mark.parametrize("where", [True, np.array([True, False])])
 @pytest.mark.parametrize("func", [np.nanmax, np.nanmin])
 def test_nan_extremes_into_an_out_of_another_dtype(where, func):
