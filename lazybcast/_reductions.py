@@ -119,6 +119,26 @@ def _masked(view, where):
     return np.broadcast_to(src, joint), np.broadcast_to(mask, joint)
 
 
+def _counted(view, mask, axes):
+    """For a sum under a mask (the joint arrays of :func:`_masked`) that varies along the
+    reduced axes only where the source repeats (or not at all): ``(the source broadcast to
+    the joint shape without those axes, the count of selected elements along them per cell,
+    those axes)``, so the sum is the source's scaled by each cell's count (0 or 1 where the
+    mask only picks cells), at the cost of the source and the mask apart, not of their joint
+    shape. None otherwise (the joint path)."""
+    m = _squash(mask)
+    src = view._source
+    if src.dtype.kind not in "biufc" or 0 in view.shape or not axes:
+        return None  # (axis=(): elementwise, the joint shape is the result's)
+    counted = tuple(d for d in axes if m.shape[d] > 1 and src.shape[d] == 1)
+    if builtins.any(m.shape[d] > 1 for d in axes if d not in counted):
+        return None  # (the mask also varies where the source does: their joint shape)
+    counts = np.add.reduce(m, axis=counted, keepdims=True, dtype=np.intp)
+    shape = tuple(a if d in axes else builtins.max(a, b)
+                  for d, (a, b) in enumerate(zip(src.shape, counts.shape)))
+    return np.broadcast_to(src, shape), counts, counted
+
+
 def _result_shape(shape, axes, keepdims):
     if keepdims:
         return tuple(1 if d in axes else n for d, n in enumerate(shape))
@@ -219,12 +239,20 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
     numpy_reduce = getattr(np, _NAN_NAMES[ufunc]) if nan else ufunc.reduce
     empty = 0 in view.shape and builtins.any(view.shape[d] == 0 for d in axes)
     mask = True
+    counts = None
     if masked and not empty:  # (an empty reduction is the identity or initial, mask or not)
         src, mask = masked
+        counted = _counted(view, mask, axes) if kind == "times" else None
+        if counted is not None:  # (a sum: counts of the mask where the source repeats)
+            src, counts, counted_axes = counted
+            mask = True
     else:
         src = _source(view, axes)
     masking = {} if mask is True else {"where": mask}
-    k = 0 if empty else _repeats(view, src, axes)
+    if counts is None:
+        k = 0 if empty else _repeats(view, src, axes)
+    else:  # each cell's count of selected elements along the counted axes, times the rest
+        k = counts * _repeats(view, src, tuple(d for d in axes if d not in counted_axes))
     kwargs = _temp(src, axes, out)
     if dtype is not None:
         kwargs["dtype"] = dtype
@@ -254,7 +282,10 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
             kwargs["dtype"] = loop
     elif initial is not _NoValue and (empty or kind in ("same", "abs")):
         kwargs["initial"] = initial
-    if k > 1 and kind in ("times", "power") and src.dtype.kind in "biufc":
+    if counts is not None:
+        r = _scaled(numpy_reduce, src, axes, kind, k, kwargs, kwargs.get("dtype"), masking)
+        np.copyto(r, 0, where=counts == 0)  # (nothing selected: 0, whatever the values)
+    elif k > 1 and kind in ("times", "power") and src.dtype.kind in "biufc":
         r = _scaled(numpy_reduce, src, axes, kind, k, kwargs, kwargs.get("dtype"), masking)
     else:
         r = numpy_reduce(src, axis=axes, keepdims=True, **kwargs, **masking)

@@ -64,9 +64,10 @@ def narrow(dtype):
 
 
 def times(r, k):
-    """``r`` summed ``k`` times, in place, in ``r``'s dtype."""
-    if k == 1 or r.dtype.kind == "b":  # a bool "sum" is a logical or: repeating is a no-op
-        return r
+    """``r`` summed ``k`` times, in place, in ``r``'s dtype (``k``: an int, or an array of
+    counts per cell that broadcasts to ``r``)."""
+    if r.dtype.kind == "b" or (np.ndim(k) == 0 and k == 1):
+        return r  # (a bool "sum" is a logical or: repeating is a no-op)
     kind = r.dtype.kind
     if kind in "iu":
         # k is reduced modulo 2**bits by the cast: the same wrap as k repeated additions.

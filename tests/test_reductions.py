@@ -496,6 +496,33 @@ def test_masked_string_sums_with_initial(dtype):
         assert np.asarray(got[1]).tolist() == np.asarray(want[1]).tolist()
 
 
+def test_a_masked_sum_counts_the_mask_where_the_source_repeats(monkeypatch):
+    """A column of values under a row mask: each row's sum is its value times the count of
+    the mask, so the sum reads the source and the mask apart (10^5 + 10^5 elements), never
+    their joint (10^10): the reduction is watched for the shape it reduces."""
+    import lazybcast._reductions as reductions
+
+    reduced = []
+    scaled = reductions._scaled
+
+    def watched(numpy_reduce, src, *args):
+        reduced.append(src.shape)
+        return scaled(numpy_reduce, src, *args)
+
+    monkeypatch.setattr(reductions, "_scaled", watched)
+    n = 10**5
+    col = np.arange(n, dtype=np.int64).reshape(n, 1)
+    v = lazybcast.broadcast_to(col, (n, n))
+    cols = np.arange(n) % 3 == 0
+    r = v.sum(axis=1, where=cols)
+    assert r.source.shape == (n,) and reduced == [(n, 1)]
+    np.testing.assert_array_equal(r.source, np.arange(n) * int(cols.sum()))
+    assert np.nansum(v, where=cols) == (n * (n - 1) // 2) * int(cols.sum())
+    r = v.sum(axis=0, where=cols, keepdims=True)  # (the mask is kept: a view of its shape)
+    assert r.shape == (1, n) and r.materialize()[0, :4].tolist() == [n * (n - 1) // 2, 0, 0,
+                                                                      n * (n - 1) // 2]
+
+
 def test_a_mask_that_varies_where_the_source_repeats():
     """A column source and a row mask: their joint shape is the logical one, which NumPy's
     own loop reduces (the values are NumPy's either way)."""
