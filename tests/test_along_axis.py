@@ -27,7 +27,7 @@ def same(got, expected, lazy=None):
     if type(e) is tuple:
         assert type(g) is tuple and len(g) == len(e)
         for a, b in zip(g, e):
-            same(("ok", a), ("ok", b))
+            same(("ok", a), ("ok", b), lazy if isinstance(b, np.ndarray) else None)
         return
     if lazy is not None:
         assert (type(g) is BroadcastView) == lazy, (type(g), lazy)
@@ -128,15 +128,7 @@ def test_gradient_is_numpys(data):
     edge_order = data.draw(st.sampled_from([1, 2, 3]))
     got = outcome(np.gradient, view, *varargs, axis=axis, edge_order=edge_order)
     expected = outcome(np.gradient, ref, *varargs, axis=axis, edge_order=edge_order)
-    if raised_alike(got, expected):
-        return
-    g, e = got[1], expected[1]
-    if type(e) is tuple:
-        assert type(g) is tuple and len(g) == len(e)
-    else:
-        g, e = (g,), (e,)
-    for a, b in zip(g, e):
-        same(("ok", a), ("ok", b), view.size > 0)
+    same(got, expected, view.size > 0)  # (a view per axis)
 
 
 def test_gradient_refuses_as_numpy_before_computing():
