@@ -99,6 +99,15 @@ def _torch_masked_sum(t, mask):
     return torch.where(torch.from_numpy(mask), t, 0).sum(dim=0)
 
 
+def _torch_pad(t, width):
+    torch = load_torch()
+    return torch.nn.functional.pad(t, (width,) * 4)
+
+
+def _torch_lane_ptp(t):
+    return t.amax(dim=1) - t.amin(dim=1)
+
+
 def _torch_einsum(subscripts, *tensors):
     return load_torch().einsum(subscripts, *tensors)
 
@@ -128,6 +137,16 @@ def _build():
     for rows, quick in ((8192, True), (131072, False)):
         _case("v.sum(axis=0, where=cols)", [((1, 1024), (rows, 1024))], f8,
             lambda v: v.sum(axis=0, where=cols), lambda t: _torch_masked_sum(t, cols), quick)
+    for rows, quick in ((1024, True), (16384, False)):  # a scan along a repeated axis
+        _case("np.cumsum(v, axis=1)", [((1, 1, 64), (16, rows, 64))], f8,
+            lambda v: np.cumsum(v, axis=1), lambda t: t.cumsum(dim=1), quick)
+    for batch, quick in ((16, True), (64, False)):  # a batch of one image, padded
+        _case("np.pad(v, spatial 2)", [((1, 3, 224, 224), (batch, 3, 224, 224))], f4,
+            lambda v: np.pad(v, ((0, 0), (0, 0), (2, 2), (2, 2))),
+            lambda t: _torch_pad(t, 2), quick)
+    for rows, quick in ((2048, True), (16384, False)):  # a function of each lane: 1 call
+        _case("np.apply_along_axis(ptp, 1, v)", [((1, 1024), (rows, 1024))], f8,
+            lambda v: np.apply_along_axis(np.ptp, 1, v), _torch_lane_ptp, quick)
     for rows, quick in ((4096, True), (16384, False)):  # every row sorted alike
         _case("np.sort(v, axis=1)", [((1, 1024), (rows, 1024))], f4,
             lambda v: np.sort(v, axis=1), lambda t: t.sort(dim=1).values, quick)
