@@ -181,9 +181,11 @@ def gradient(f, *varargs, axis=None, edge_order=1):
         return NotImplemented  # (NumPy's error, raised before it computes anything)
     out = []
     for ax, dx in spacings:  # (an axis too short raises here, after the ones before, as NumPy)
-        if edge_order == 1 and _repeated(f, ax) and all(np.ndim(d) == 0 for d in dx):
+        if edge_order == 1 and _repeated(f, ax) and all(
+                np.ndim(d) == 0 and not np.iscomplexobj(d) for d in dx):
             # ``(x - x) / (2 dx)`` inside, ``(x - x) / dx`` at the ends: one zero (or NaN)
-            # all along, so three copies give it, kept once (the axis still repeats).
+            # all along, so three copies give it, kept once (the axis still repeats). (Not
+            # for a complex spacing: 0 / (2 dx) is NaN where 2 dx overflows, 0 / dx is not.)
             src = f._source
             src = np.broadcast_to(src, src.shape[:ax] + (min(3, f.shape[ax]),)
                                   + src.shape[ax + 1:])

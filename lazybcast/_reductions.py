@@ -269,22 +269,23 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
             if kind in ("same", "abs"):
                 kwargs["initial"] = start[()]
         kwargs.pop("dtype", None)
-        if nan and kind == "same":
-            if loop != src.dtype:  # (np.nanmax takes no dtype=; a widening cast keeps the
-                src = src.astype(loop)  # order, so the extreme is the same value)
-        elif loop.kind in "mM" or src.dtype.kind in "mM":
+        if loop.kind in "mM" or src.dtype.kind in "mM":
             if loop != src.dtype or dtype is not None:
                 # (NumPy's datetime loops take no dtype= with a unit: its own steps)
                 return _numpy(_NAN_NAMES[ufunc] if nan else ufunc, view, axis=axis,
                               dtype=dtype, out=out, keepdims=keepdims, initial=initial,
                               where=where)
+        elif nan and kind == "same":
+            if loop != src.dtype:  # (np.nanmax takes no dtype=; a widening cast keeps the
+                src = src.astype(loop)  # order, so the extreme is the same value)
         else:  # (also the source's own dtype: without it, small integers would sum wider)
             kwargs["dtype"] = loop
     elif initial is not _NoValue and (empty or kind in ("same", "abs")):
         kwargs["initial"] = initial
     if counts is not None:
         r = _scaled(numpy_reduce, src, axes, kind, k, kwargs, kwargs.get("dtype"), masking)
-        np.copyto(r, 0, where=counts == 0)  # (nothing selected: 0, whatever the values)
+        # (nothing selected: 0, whatever the values; ``times`` zeroed all but bool sums)
+        np.copyto(r, 0, where=counts == 0, casting="unsafe")
     elif k > 1 and kind in ("times", "power") and src.dtype.kind in "biufc":
         r = _scaled(numpy_reduce, src, axes, kind, k, kwargs, kwargs.get("dtype"), masking)
     else:

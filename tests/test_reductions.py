@@ -523,6 +523,42 @@ def test_a_masked_sum_counts_the_mask_where_the_source_repeats(monkeypatch):
                                                                       n * (n - 1) // 2]
 
 
+@pytest.mark.parametrize("case", [
+    (np.array([True]), (3,), {"where": np.array([True, False, True]), "dtype": bool}),
+    (np.array([True]), (3,), {"where": np.array([True, False, True]),
+                              "out": np.zeros((), bool)}),
+    (np.array([np.inf]), (3,), {"where": np.False_}),  # (inf * 0 was computed, and warned)
+    (np.array([np.inf, 1.0]), (3, 2), {"axis": 0, "where": np.array([False, True])}),
+    (np.array([-np.inf], np.float16), (3,), {"where": np.array([False, False, False])}),
+])
+def test_masked_sums_of_cells_that_select_nothing(case):
+    """A counted sum's cells that select nothing are 0 without computing inf * 0 (which warns,
+    or raises under ``np.errstate(invalid="raise")``), in bool results too."""
+    src, shape, kwargs = case
+    out = kwargs.pop("out", None)
+    results = []
+    for a in (lazybcast.broadcast_to(src, shape), np.broadcast_to(src, shape)):
+        with np.errstate(all="raise"):  # (NumPy computes nothing that could raise here)
+            results.append(np.asarray(np.sum(a, **kwargs, **(
+                {} if out is None else {"out": out.copy()}))))
+    got, want = results
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("func, src, out", [
+    (np.nanmin, np.array([[1], [2]], "M8[s]"), np.zeros(2, "m8[ms]")),
+    (np.nanmax, np.array([[1000], [2000]], "m8[ms]"), np.zeros(2, "M8[s]")),
+])
+def test_nan_extremes_of_datetimes_into_an_out_of_another_unit(func, src, out):
+    """NumPy's own steps (its datetime loops take no unit): the source cast to out's unit
+    first gave other values (1000 ms for NumPy's 1 ms)."""
+    got, want = _both(func, src, (2, 3), axis=1, out=out)
+    assert got[0] == want[0], (got, want)
+    if got[0] == "ok":
+        np.testing.assert_array_equal(got[1], want[1])
+
+
 def test_a_mask_that_varies_where_the_source_repeats():
     """A column source and a row mask: their joint shape is the logical one, which NumPy's
     own loop reduces (the values are NumPy's either way)."""
