@@ -123,10 +123,20 @@ def _scan(func, a, axis, dtype, out):
     """The scan of the source along ``ax``; along a repeated axis (``x, x + x, ...``), the
     scan of the source stretched along that axis alone (stride 0: NumPy's own loop over the
     same values, lane by lane), so the view's other broadcast axes still repeat."""
+    _refuse_0d_out(a, out)
     ax = _axis(a, axis)
     if ax is None or out is not None:
         return NotImplemented
     return _lazy(func(_stretched(a, ax), axis=ax, dtype=dtype), a)
+
+
+def _refuse_0d_out(a, out):
+    """NumPy's error for an ``out`` of the wrong size for the scan of a 0-d view (a scan of
+    one value gives a vector of one). NumPy 2.0-2.4 miss a 0-d ``out`` and crash the
+    interpreter writing past it (``np.cumsum(np.asarray(3.0), out=np.empty(()))``)."""
+    if (out is not None and type(a) is BroadcastView and a.ndim == 0
+            and isinstance(out, np.ndarray) and out.shape != (1,)):
+        raise ValueError("provided out is the wrong size for the accumulation.")
 
 
 def _stretched(a, ax):
@@ -159,6 +169,7 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, out=None, include_initial=Fa
 
 
 def _cumulative(func, x, axis, dtype, out, include_initial):
+    _refuse_0d_out(x, out)
     if axis is None and type(x) is BroadcastView and x.ndim == 1:
         axis = 0  # (NumPy's default, for one axis only)
     ax = _axis(x, axis)

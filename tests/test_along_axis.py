@@ -160,6 +160,18 @@ def test_gradient_with_a_complex_spacing_that_overflows_when_doubled():
     np.testing.assert_array_equal(ours, g)
 
 
+@pytest.mark.parametrize("func", [np.cumsum, np.cumprod]
+                         + ([np.cumulative_sum] if hasattr(np, "cumulative_sum") else []))
+def test_a_scan_of_a_0d_view_into_a_0d_out_raises(func):
+    """NumPy crashes the interpreter on ``np.cumsum(0-d, out=0-d)``; a view raises NumPy's
+    error for an out of the wrong size (a scan of one value is a vector of one)."""
+    v = lazybcast.broadcast_to(np.float64(3.0), ())
+    with pytest.raises(ValueError, match="wrong size"):
+        func(v, out=np.empty(()))
+    out = np.empty(1)
+    assert func(v, out=out) is out and out[0] == 3.0  # (NumPy's, as before)
+
+
 def test_gradient_keeps_the_repetition():
     w = lazybcast.broadcast_to(np.array([[[0.0]], [[np.inf]]]), (2, 10**6, 3))
     with np.errstate(invalid="ignore"):  # (inf - inf, as NumPy's warns)
