@@ -79,11 +79,13 @@ def mean(view, axis=None, dtype=None, out=None, keepdims=False, *, where=True, n
         # (timedelta64 with a dtype=: NumPy's own rules, below; the float path would drop
         # NaT and the unit)
         axes = _moment_axes(name, view, axis)
-        if name == "mean" and dtype is not None and np.dtype(dtype).kind in "iub":
+        if dtype is not None and np.dtype(dtype).kind in "iub":
             # NumPy sums in ``dtype`` (wrapping) over the logical elements, then true_divides
             # by the count (an intp) and casts back: the same steps on the repeated sum.
-            # (Into an out, or under a mask: NumPy's own steps.)
-            if view.size == 0 or masked or out is not None:
+            # (Into an out, under a mask, or a nanmean of floats: NumPy's own steps; a
+            # nanmean of integers is their mean.)
+            if (view.size == 0 or masked or out is not None
+                    or (name != "mean" and view.dtype.kind not in "biu")):
                 return _numpy(name, view, axis=axis, dtype=dtype, out=out,
                               keepdims=keepdims, where=where)
             s = reduce(np.add, view, axis, dtype, None, keepdims)

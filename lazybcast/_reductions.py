@@ -231,7 +231,9 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
     plain = kind is not None and view.ndim > 0 and not _is_object(view, dtype)
     if plain:
         axes = _reduction_axes(axis, view.ndim)
-        plain = out is None or _out_fits(out, _result_shape(view.shape, axes, keepdims))
+        plain = out is None or (_out_fits(out, _result_shape(view.shape, axes, keepdims))
+                                and (out.dtype.kind not in "mM" or view.dtype.kind in "mM"))
+        # (numbers into a timedelta out: NumPy's loop takes no dtype= with a unit)
     masked = plain and _masked(view, where)
     if not plain or masked is None:
         return _numpy(_NAN_NAMES[ufunc] if nan else ufunc, view, axis=axis, dtype=dtype,
@@ -245,7 +247,8 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
         counted = _counted(view, mask, axes) if kind == "times" else None
         if counted is not None:  # (a sum: counts of the mask where the source repeats)
             src, counts, counted_axes = counted
-            mask = True
+            # (cells that select nothing are not summed: no inf - inf computed for them)
+            mask = True if counts.all() else np.broadcast_to(counts > 0, src.shape)
     else:
         src = _source(view, axes)
     masking = {} if mask is True else {"where": mask}

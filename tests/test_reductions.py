@@ -559,6 +559,34 @@ def test_nan_extremes_of_datetimes_into_an_out_of_another_unit(func, src, out):
         np.testing.assert_array_equal(got[1], want[1])
 
 
+@pytest.mark.parametrize("name", ["mean", "nanmean"])
+@pytest.mark.parametrize("dtype", [np.int16, np.int8])
+def test_means_of_integers_in_an_integer_dtype_wrap_as_numpys(name, dtype):
+    """np.nanmean of integers is their mean: the sum wraps in ``dtype`` over the logical
+    elements (nanmean gave the source's mean, 227 where NumPy gives -100)."""
+    got, want = _both(getattr(np, name), np.full((1, 5), 227, np.uint8), (40, 5), dtype=dtype)
+    assert got[0] == want[0] == "ok" and type(got[1]) is type(want[1]), (got, want)
+    assert got[1] == want[1]
+
+
+@pytest.mark.parametrize("func", [np.sum, np.prod, np.add.reduce])
+def test_numbers_reduced_into_a_timedelta_out(func):
+    """NumPy's values (its loop takes no dtype= with a unit: lazybcast raised TypeError)."""
+    got, want = _both(func, np.full((1, 5), 7, np.uint8), (4, 5), axis=0,
+                      out=np.zeros(5, "m8[s]"))
+    assert got[0] == want[0], (got, want)
+    if got[0] == "ok":
+        np.testing.assert_array_equal(got[1], want[1])
+
+
+def test_a_counted_sum_leaves_cells_that_select_nothing_unsummed():
+    """inf and -inf in a column no cell selects are never added (NumPy never adds them)."""
+    v = lazybcast.broadcast_to(np.array([[np.inf], [-np.inf]]), (2, 5))
+    with np.errstate(all="raise"):
+        assert np.sum(v, where=np.zeros(5, bool)) == 0.0
+        assert np.sum(v, axis=1, where=np.zeros(5, bool)).materialize().tolist() == [0, 0]
+
+
 def test_a_mask_that_varies_where_the_source_repeats():
     """A column source and a row mask: their joint shape is the logical one, which NumPy's
     own loop reduces (the values are NumPy's either way)."""
