@@ -1,6 +1,6 @@
 """The axis and ``keepdims`` arguments of reductions, read as NumPy's reductions read them, with
 NumPy's own errors (:mod:`lazybcast._reductions`, :mod:`lazybcast._moments`,
-:mod:`lazybcast._arg_reductions`, :mod:`lazybcast._along_axis`).
+:mod:`lazybcast._arg_reductions`, :mod:`lazybcast._quantiles`).
 
 >>> _reduction_axes((-1, 0), 3), keepdims_flag(1)
 ((0, 2), True)

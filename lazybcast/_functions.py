@@ -26,8 +26,8 @@ The functions in :data:`LAZY` keep a view lazy:
 - the functions along an axis of :mod:`lazybcast._along_axis` (``np.sort``, ``np.argsort``,
   ``np.cumsum``, ``np.cumprod``, ``np.cumulative_sum``, ``np.cumulative_prod``,
   ``np.diff``, ``np.gradient``, ``np.apply_along_axis``, ``np.apply_over_axes``,
-  ``np.median``, ``np.nanmedian``, ``np.percentile``, ``np.quantile`` and their ``nan``
-  variants, ``np.unique``);
+  ``np.unique``), and the medians and quantiles of :mod:`lazybcast._quantiles`
+  (``np.median``, ``np.percentile``, ``np.quantile`` and their ``nan`` variants);
 - joins, repeats and padding (:mod:`lazybcast._joining`): ``np.concatenate``, ``np.stack``,
   ``np.vstack``, ``np.hstack``, ``np.atleast_1d`` / ``2d`` / ``3d``, ``np.tile``,
   ``np.repeat``, ``np.pad``.
@@ -48,7 +48,7 @@ array([[0., 0., 2.],
 
 import numpy as np
 
-from lazybcast import _along_axis, _elementwise, _gufuncs, _joining, _nonzero
+from lazybcast import _along_axis, _elementwise, _gufuncs, _joining, _nonzero, _quantiles
 from lazybcast import _layout as _layout_module
 from lazybcast import _reshape as _reshape_module
 from lazybcast import _arg_reductions, _moments, _norms, _reductions, _take
@@ -310,21 +310,11 @@ for _name in _joining.__all__:
 del _name
 
 
-# -- along an axis: sorts, scans, differences, medians, unique values (lazybcast._along_axis) --
+# -- along an axis: sorts, scans, differences, unique values (lazybcast._along_axis) ----------
+# -- and medians and quantiles (lazybcast._quantiles) -------------------------------------------
 
-for _func, _impl in ((np.sort, _along_axis.sort), (np.argsort, _along_axis.argsort),
-                     (np.cumsum, _along_axis.cumsum), (np.cumprod, _along_axis.cumprod),
-                     (np.diff, _along_axis.diff), (np.gradient, _along_axis.gradient),
-                     (np.apply_along_axis, _along_axis.apply_along_axis),
-                     (np.apply_over_axes, _along_axis.apply_over_axes),
-                     (np.median, _along_axis.median),
-                     (np.nanmedian, _along_axis.nanmedian), (np.unique, _along_axis.unique),
-                     (np.percentile, _along_axis.percentile),
-                     (np.quantile, _along_axis.quantile),
-                     (np.nanpercentile, _along_axis.nanpercentile),
-                     (np.nanquantile, _along_axis.nanquantile)):
-    LAZY[_func] = _impl
-del _func, _impl
-if hasattr(np, "cumulative_sum"):  # (NumPy 2.1's array-API scans)
-    LAZY[np.cumulative_sum] = _along_axis.cumulative_sum
-    LAZY[np.cumulative_prod] = _along_axis.cumulative_prod
+for _module in (_along_axis, _quantiles):
+    for _name in _module.__all__:
+        if hasattr(np, _name):  # (accumulate: a ufunc method; np.cumulative_*: NumPy 2.1)
+            LAZY[getattr(np, _name)] = getattr(_module, _name)
+del _module, _name

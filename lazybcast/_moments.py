@@ -8,7 +8,7 @@ float16/32 and complex64 are computed in float64 (complex128) on the small sourc
 once, as the sums of :mod:`lazybcast._reductions` are.
 
 A ``where=`` mask that repeats with the view is applied on their joint compact shape, as the
-reductions apply it (``_reductions._masked``: the repeats count only where the mask is set,
+reductions apply it (:func:`lazybcast._masks.masked`: the repeats count only where the mask is set,
 the quotients are unchanged). Other masks, a precomputed ``mean=``, object dtypes and 0-d
 views run in NumPy on the zero-copy ``np.asarray(view)``.
 
@@ -22,9 +22,10 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from lazybcast._axis_args import _reduction_axes, keepdims_flag
-from lazybcast._reductions import (_finish, _is_object, _masked, _numpy, _out_fits,
-                                   _repeated, _repeats, _result_shape, _source, _temp,
-                                   _whole_call, reduce)
+from lazybcast._masks import masked as _masked
+from lazybcast._reductions import (_finish, _is_object, _numpy, _out_fits, _repeated,
+                                   _repeats, _result_shape, _source, _temp, _whole_call,
+                                   reduce)
 from lazybcast._repetition import narrow, wide
 from lazybcast._ufuncs import _wrap
 from lazybcast._view import BroadcastView

@@ -11,8 +11,8 @@ are views again; 0-d results are NumPy scalars, as NumPy returns.
 A ``where=`` mask that repeats too (a boolean view, a boolean array of fewer axes or with
 stride-0 axes, a Python bool) is reduced with the source on their joint compact shape: each of
 its cells is one logical element and its mask, repeated alike along the axes both leave
-broadcast, so the algebra above holds cell by cell (:func:`_masked`). Other masks, precomputed
-``mean=`` and 0-d views run in NumPy on the zero-copy ``np.asarray(view)``.
+broadcast, so the algebra above holds cell by cell (:mod:`lazybcast._masks`). Other masks,
+precomputed ``mean=`` and 0-d views run in NumPy on the zero-copy ``np.asarray(view)``.
 
 >>> import numpy as np, lazybcast
 >>> v = lazybcast.broadcast_to(np.arange(4.0), (1000, 4))
@@ -31,9 +31,11 @@ import numpy as np
 
 from lazybcast import _kernels
 from lazybcast._axis_args import _reduction_axes, _refuse_non_axes, keepdims_flag
+from lazybcast._masks import counted as _counted
+from lazybcast._masks import masked as _masked
 from lazybcast._repetition import (KIND, narrow, reported, rounded, rounded_scalar, scale,
                                    wide)
-from lazybcast._ufuncs import _check_writeable, _compact, _squash
+from lazybcast._ufuncs import _check_writeable
 from lazybcast._view import BroadcastView, make_view
 
 __all__ = [
@@ -75,68 +77,6 @@ def _repeats(view, src, axes):
     for d in _repeated(view, src, axes):
         k *= view.shape[d]
     return k
-
-
-def _masked(view, where):
-    """``where=`` on the source: ``(source, mask)``, the view's source and the boolean mask
-    both broadcast (stride 0, nothing copied) to their joint compact shape, where each axis is
-    the view's or 1 (0 along the view's empty axes). Along an axis both keep at 1 the view
-    repeats a value together with its mask, so a reduction of the pair, scaled as
-    :func:`reduce` scales, is the logical one. The cost is the joint shape's: the source's
-    when the mask varies only where the source does, up to the logical size (NumPy's, at
-    NumPy's speed) when each varies where the other repeats.
-
-    False without a mask (``where=True``); None where NumPy decides: a mask of another dtype
-    (NumPy casts it, or refuses it, by its own rules), one that does not broadcast to the
-    view's shape (NumPy's error), and a view of strings or objects (joined in order, with no
-    identity to stand for a masked value)."""
-    if where is True or where is _NoValue:
-        return False
-    if view.dtype.kind not in "biufcmM":
-        return None
-    t = type(where)
-    if t is bool or t is np.bool_:
-        mask, shape = np.asarray(where), ()
-    elif t is BroadcastView or t is np.ndarray:
-        mask, shape = _compact(where)
-    elif t is list or t is tuple:
-        try:
-            mask = np.asarray(where)
-        except ValueError:  # (ragged: NumPy's error)
-            return None
-        if mask.size == 0:
-            mask = mask.astype(np.bool_)  # ([] is float64; NumPy reads it as bool)
-        mask, shape = _squash(mask), mask.shape
-    else:
-        return None
-    if mask.dtype != np.bool_ or len(shape) > view.ndim or builtins.any(
-            m != 1 and m != n for m, n in zip(shape, view.shape[view.ndim - len(shape):])):
-        return None
-    src = view._source
-    mask = mask.reshape((1,) * (view.ndim - mask.ndim) + mask.shape)
-    joint = tuple(builtins.max(a, b) if n else 0
-                  for a, b, n in zip(src.shape, mask.shape, view.shape))
-    return np.broadcast_to(src, joint), np.broadcast_to(mask, joint)
-
-
-def _counted(view, mask, axes):
-    """For a sum under a mask (the joint arrays of :func:`_masked`) that varies along the
-    reduced axes only where the source repeats (or not at all): ``(the source broadcast to
-    the joint shape without those axes, the count of selected elements along them per cell,
-    those axes)``, so the sum is the source's scaled by each cell's count (0 or 1 where the
-    mask only picks cells), at the cost of the source and the mask apart, not of their joint
-    shape. None otherwise (the joint path)."""
-    m = _squash(mask)
-    src = view._source
-    if src.dtype.kind not in "biufc" or 0 in view.shape or not axes:
-        return None  # (axis=(): elementwise, the joint shape is the result's)
-    counted = tuple(d for d in axes if m.shape[d] > 1 and src.shape[d] == 1)
-    if builtins.any(m.shape[d] > 1 for d in axes if d not in counted):
-        return None  # (the mask also varies where the source does: their joint shape)
-    counts = np.add.reduce(m, axis=counted, keepdims=True, dtype=np.intp)
-    shape = tuple(a if d in axes else builtins.max(a, b)
-                  for d, (a, b) in enumerate(zip(src.shape, counts.shape)))
-    return np.broadcast_to(src, shape), counts, counted
 
 
 def _result_shape(shape, axes, keepdims):
@@ -246,9 +186,7 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
         src, mask = masked
         counted = _counted(view, mask, axes) if kind == "times" else None
         if counted is not None:  # (a sum: counts of the mask where the source repeats)
-            src, counts, counted_axes = counted
-            # (cells that select nothing are not summed: no inf - inf computed for them)
-            mask = True if counts.all() else np.broadcast_to(counts > 0, src.shape)
+            src, counts, counted_axes, mask = counted
     else:
         src = _source(view, axes)
     masking = {} if mask is True else {"where": mask}
@@ -285,11 +223,8 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
             kwargs["dtype"] = loop
     elif initial is not _NoValue and (empty or kind in ("same", "abs")):
         kwargs["initial"] = initial
-    if counts is not None:
-        r = _scaled(numpy_reduce, src, axes, kind, k, kwargs, kwargs.get("dtype"), masking)
-        # (nothing selected: 0, whatever the values; ``times`` zeroed all but bool sums)
-        np.copyto(r, 0, where=counts == 0, casting="unsafe")
-    elif k > 1 and kind in ("times", "power") and src.dtype.kind in "biufc":
+    if counts is not None or (k > 1 and kind in ("times", "power")
+                              and src.dtype.kind in "biufc"):
         r = _scaled(numpy_reduce, src, axes, kind, k, kwargs, kwargs.get("dtype"), masking)
     else:
         r = numpy_reduce(src, axis=axes, keepdims=True, **kwargs, **masking)
@@ -360,11 +295,9 @@ def _scaled(numpy_reduce, src, axes, kind, k, kwargs, dtype, masking):
         calc = numpy_reduce(cut, axis=axes, keepdims=True, **kwargs).dtype
         calc = calc_arg = np.dtype(dtype) if dtype is not None else calc
     if narrow(calc):
-        w = numpy_reduce(src, axis=axes, keepdims=True, dtype=wide(calc), **masking)
-        r = rounded(scale(w, kind, k), calc)
+        r = rounded(scale(_once(numpy_reduce, src, axes, wide(calc), masking), kind, k), calc)
     else:
-        r = scale(numpy_reduce(src, axis=axes, keepdims=True, dtype=calc_arg, **masking),
-                  kind, k)
+        r = scale(_once(numpy_reduce, src, axes, calc_arg, masking), kind, k)
     temp = kwargs.get("out")
     if temp is None:
         return r
@@ -372,6 +305,22 @@ def _scaled(numpy_reduce, src, axes, kind, k, kwargs, dtype, masking):
         return rounded(r, temp.dtype, temp)  # (an overflow reported as NumPy's reduce does)
     np.copyto(temp, r, casting="unsafe")
     return temp
+
+
+def _once(numpy_reduce, src, axes, dtype, masking):
+    """``numpy_reduce(src, axis=axes, keepdims=True, dtype=dtype, **masking)`` of a source
+    that may be broadcast (stride 0) along kept axes (a counted sum's: the result's cells): each
+    distinct cell reduced once, then copied to the others (a new array, scaled in place)."""
+    copied = tuple(d for d, (n, st) in enumerate(zip(src.shape, src.strides))
+                   if st == 0 and n > 1 and d not in axes)
+    if not copied:
+        return numpy_reduce(src, axis=axes, keepdims=True, dtype=dtype, **masking)
+    cut = tuple(slice(0, 1) if d in copied else slice(None) for d in range(src.ndim))
+    if masking:
+        masking = {"where": masking["where"][cut]}
+    r = numpy_reduce(src[cut], axis=axes, keepdims=True, dtype=dtype, **masking)
+    return np.array(np.broadcast_to(r, tuple(1 if d in axes else n
+                                             for d, n in enumerate(src.shape))))
 
 
 def _whole(ufunc, kind, view, dtype):
@@ -453,7 +402,7 @@ def all(view, axis=None, out=None, keepdims=False, *, where=True):
     return reduce(np.logical_and, view, axis, bool, out, keepdims, _NoValue, where)
 
 
-# -- NaN-ignoring variants (np.nansum, ...): the same algebra, NaN counted as absent -----------------
+# -- NaN-ignoring variants (np.nansum, ...): the same algebra, NaN counted as absent -----------
 
 
 def nansum(view, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,

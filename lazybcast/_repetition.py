@@ -66,10 +66,10 @@ def narrow(dtype):
 def times(r, k):
     """``r`` summed ``k`` times, in place, in ``r``'s dtype (``k``: an int, or an array of
     counts per cell that broadcasts to ``r``)."""
+    if np.ndim(k):  # a cell counted 0 times sums nothing: 0 (no inf * 0 computed)
+        np.copyto(r, 0, where=np.asarray(k) == 0, casting="unsafe")
     if r.dtype.kind == "b" or (np.ndim(k) == 0 and k == 1):
         return r  # (a bool "sum" is a logical or: repeating is a no-op)
-    if np.ndim(k):  # a cell counted 0 times sums nothing: 0 (no inf * 0 computed)
-        np.copyto(r, 0, where=np.asarray(k) == 0)
     kind = r.dtype.kind
     if kind in "iu":
         # k is reduced modulo 2**bits by the cast: the same wrap as k repeated additions.

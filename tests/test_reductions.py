@@ -523,6 +523,38 @@ def test_a_masked_sum_counts_the_mask_where_the_source_repeats(monkeypatch):
                                                                       n * (n - 1) // 2]
 
 
+@pytest.mark.parametrize("dtype", [np.int64, np.float32, np.complex128, np.bool_])
+def test_a_masked_sum_over_a_row_of_kept_cells_reads_the_row_once(monkeypatch, dtype):
+    """A row of values under a mask of the kept cells (rows): each selected cell's sum is the
+    row's, so the row is summed once and copied, not once per cell (n^2 elements): every
+    array NumPy reduces is watched for its size."""
+    import lazybcast._reductions as reductions
+
+    sizes = []
+    scaled = reductions._scaled
+
+    def watched(numpy_reduce, *args):
+        def reduce(a, **kwargs):
+            sizes.append(a.size)
+            return numpy_reduce(a, **kwargs)
+        return scaled(reduce, *args)
+
+    monkeypatch.setattr(reductions, "_scaled", watched)
+    n = 3000
+    row = (np.arange(n) % 7).astype(dtype).reshape(1, n)
+    rows = (np.arange(n) % 3 == 0).reshape(n, 1)
+    for view, ref, kwargs in [
+            (lazybcast.broadcast_to(row, (n, n)), np.broadcast_to(row, (n, n)), {"axis": 1}),
+            (lazybcast.broadcast_to(row[:, None], (n, 2, n)), np.broadcast_to(row[:, None],
+                                                                                (n, 2, n)),
+             {"axis": (1, 2), "keepdims": True})]:
+        r = np.sum(view, where=rows if view.ndim == 2 else rows[:, :, None], **kwargs)
+        want = np.sum(ref, where=rows if ref.ndim == 2 else rows[:, :, None], **kwargs)
+        assert r.dtype == want.dtype and sizes and max(sizes) <= n
+        np.testing.assert_array_equal(r.materialize(), want)
+        sizes.clear()
+
+
 @pytest.mark.parametrize("case", [
     (np.array([True]), (3,), {"where": np.array([True, False, True]), "dtype": bool}),
     (np.array([True]), (3,), {"where": np.array([True, False, True]),
