@@ -800,17 +800,19 @@ def _packed_out(want, offset):
 @pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float32])
 @pytest.mark.parametrize("channels", [2, 3, 4])
 @pytest.mark.parametrize("to_chw", [True, False], ids=["HWC -> CHW", "CHW -> HWC"])
-def test_channels_from_every_phase_of_a_line(dtype, channels, to_chw):
+def test_channels_from_every_phase_of_a_line(dtype, channels, to_chw, copies_stream):
     """Image channels moved (CHW <-> HWC) into outputs that start at every item of the first
     32 bytes of a line: the 32-byte vector loop starts where its stores are aligned, after
-    a head of pixels through the 16-byte loop, whatever the phase; on 1 and 2 threads (each
-    block of pixels starts anew). NumPy's values; nothing around the output written."""
+    a head of pixels through the 16-byte loop, whatever the phase; streamed, deinterleaving
+    writes runs of 256 bytes per plane from the first pixel whose stores start a line, after
+    a head by groups; on 1 and 2 threads (each block of pixels starts anew). NumPy's values;
+    nothing around the output written."""
     dt = np.dtype(dtype)
     h, w = 192, 256  # (2 threads: blocks of at least 64 kB)
     hwc = _data((h, w, channels), dt)
     source = hwc.transpose(2, 0, 1) if to_chw else np.ascontiguousarray(
         hwc.transpose(2, 0, 1)).transpose(1, 2, 0)
-    for offset in range(0, 32, dt.itemsize):
+    for offset in range(0, 64 if copies_stream == "streamed" else 32, dt.itemsize):
         raw, out, expected = _packed_out(source, offset)
         for threads in (1, 2):
             raw[:] = 0xA5
@@ -1688,7 +1690,7 @@ def copies_stream(request):
     streaming threshold, set to 0 here)."""
     copy, _ = _kernels._stream_thresholds()
     _kernels._stream_thresholds(copy=copy if request.param == "ordinary" else 0)
-    yield
+    yield request.param
     assert _kernels._stream_thresholds(copy=copy)[0] == copy
 
 
