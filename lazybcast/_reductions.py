@@ -310,9 +310,13 @@ def _scaled(numpy_reduce, src, axes, kind, k, kwargs, dtype, masking):
 def _once(numpy_reduce, src, axes, dtype, masking):
     """``numpy_reduce(src, axis=axes, keepdims=True, dtype=dtype, **masking)`` of a source
     that may be broadcast (stride 0) along kept axes (a counted sum's: the result's cells): each
-    distinct cell reduced once, then copied to the others (a new array, scaled in place)."""
+    distinct cell reduced once, then copied to the others (a new array, scaled in place).
+    Copied only along the axes where the mask repeats too (a joint mask varies where the
+    source repeats)."""
+    where = masking.get("where")
     copied = tuple(d for d, (n, st) in enumerate(zip(src.shape, src.strides))
-                   if st == 0 and n > 1 and d not in axes)
+                   if st == 0 and n > 1 and d not in axes
+                   and (where is None or where.strides[d] == 0))
     if not copied:
         return numpy_reduce(src, axis=axes, keepdims=True, dtype=dtype, **masking)
     cut = tuple(slice(0, 1) if d in copied else slice(None) for d in range(src.ndim))

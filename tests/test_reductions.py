@@ -555,6 +555,22 @@ def test_a_masked_sum_over_a_row_of_kept_cells_reads_the_row_once(monkeypatch, d
         sizes.clear()
 
 
+@pytest.mark.parametrize("func, src, shape, mask, axis", [
+    (np.sum, np.array([[[1.0, 10.0]]]), (2, 2, 2), np.array([[[True, False]], [[False, True]]]),
+     (1, 2)),
+    (np.prod, np.array([[3]]), (2, 2), np.array([[False], [True]]), 1),
+    (np.add.reduce, np.array([[[1, 10]]], np.int8), (3, 2, 2),
+     np.array([[[True, True]], [[False, True]], [[False, False]]]), (1, 2)),
+])
+def test_a_joint_mask_that_varies_along_kept_axes_the_source_repeats(func, src, shape, mask,
+                                                                      axis):
+    """The source repeats along a kept axis where the mask varies: each cell keeps its own
+    mask (the first cell's was applied to all, in review)."""
+    got, want = _both(func, src, shape, axis=axis, where=mask)
+    assert got[0] == want[0] == "ok", (got, want)
+    np.testing.assert_array_equal(np.asarray(got[1]), want[1])
+
+
 @pytest.mark.parametrize("case", [
     (np.array([True]), (3,), {"where": np.array([True, False, True]), "dtype": bool}),
     (np.array([True]), (3,), {"where": np.array([True, False, True]),
