@@ -7,7 +7,8 @@ mask: along an axis both leave broadcast, the view repeats a value together with
 :mod:`lazybcast._reductions` and :mod:`lazybcast._moments` reduce the pair as they reduce a
 source, scaled by the repeats. A sum needs less: where the mask varies along the reduced axes
 only where the source repeats, it is the source's sum scaled by the count of selected elements
-per cell.
+per cell; a minimum, maximum, ``any`` or ``all`` is the source's where a cell selects
+anything.
 
 >>> import numpy as np, lazybcast
 >>> v = lazybcast.broadcast_to(np.arange(3.0)[:, None], (3, 10**6))
@@ -71,11 +72,13 @@ def masked(view, where):
 
 
 def counted(view, mask, axes):
-    """For a sum under a mask (the joint mask of :func:`masked`) that varies along the
-    reduced ``axes`` only where the source repeats (or not at all): ``(source, counts,
-    counted axes, selected)``, so that the sum is the source's along ``axes`` (once per
-    distinct source cell: :func:`lazybcast._reductions._scaled`) scaled by each result
-    cell's count of selected elements. None otherwise (the joint path).
+    """For a sum (or a minimum, maximum, ``any``, ``all``) under a mask (the joint mask of
+    :func:`masked`) that varies along the reduced ``axes`` only where the source repeats (or
+    not at all): ``(source, counts, counted axes, selected)``, so that the sum is the
+    source's along ``axes`` (once per distinct source cell: ``_reductions._once``) scaled by
+    each result cell's count of selected elements; an extreme is the source's in the cells
+    that count something, the reduction of nothing in the others. None otherwise (the joint
+    path).
 
     - ``source``: the view's source broadcast (stride 0) to the result's cells along the kept
       axes, its own along ``axes``;

@@ -35,7 +35,7 @@ from lazybcast._masks import counted as _counted
 from lazybcast._masks import masked as _masked
 from lazybcast._repetition import (KIND, narrow, reported, rounded, rounded_scalar, scale,
                                    wide)
-from lazybcast._ufuncs import _check_writeable
+from lazybcast._ufuncs import _check_writeable, _squash
 from lazybcast._view import BroadcastView, make_view
 
 __all__ = [
@@ -184,9 +184,16 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
     counts = None
     if masked and not empty:  # (an empty reduction is the identity or initial, mask or not)
         src, mask = masked
-        counted = _counted(view, mask, axes) if kind == "times" else None
-        if counted is not None:  # (a sum: counts of the mask where the source repeats)
+        counted = (_counted(view, mask, axes) if kind == "times" or (
+            kind == "same" and not _zero_ties(ufunc, nan, view._source, initial)) else None)
+        if counted is not None:  # (counts of the mask where the source repeats)
             src, counts, counted_axes, mask = counted
+            if kind == "same":
+                # each result cell's own mask: NumPy reduces nothing into a cell that selects
+                # nothing (``initial``, the identity), converting ``initial`` once and
+                # warning as it does (its "All-NaN slice" too), and refuses a mask without
+                # ``initial`` for ufuncs without an identity
+                mask = np.broadcast_to(counts > 0, src.shape)
     else:
         src = _source(view, axes)
     masking = {} if mask is True else {"where": mask}
@@ -218,21 +225,23 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
                               where=where)
         elif nan and kind == "same":
             if loop != src.dtype:  # (np.nanmax takes no dtype=; a widening cast keeps the
-                src = src.astype(loop)  # order, so the extreme is the same value)
+                # order, so the extreme is the same value; the distinct cells only)
+                src = np.broadcast_to(_squash(src).astype(loop), src.shape)
         else:  # (also the source's own dtype: without it, small integers would sum wider)
             kwargs["dtype"] = loop
     elif initial is not _NoValue and (empty or kind in ("same", "abs")):
         kwargs["initial"] = initial
-    if counts is not None or (k > 1 and kind in ("times", "power")
-                              and src.dtype.kind in "biufc"):
+    if counts is not None and kind == "times" or (counts is None and k > 1 and kind in (
+            "times", "power") and src.dtype.kind in "biufc"):
         r = _scaled(numpy_reduce, src, axes, kind, k, kwargs, kwargs.get("dtype"), masking)
     else:
-        r = numpy_reduce(src, axis=axes, keepdims=True, **kwargs, **masking)
-        if k > 1 and kind == "abs" and masking:
+        r = _once(numpy_reduce, src, axes, masking, **kwargs)
+        # (counted min, max, any, all: k is an array of counts, and repeats change nothing)
+        if counts is None and k > 1 and kind == "abs" and masking:
             # gcd(a, a) == |a| where the mask selects something; elsewhere the cell holds
             # the identity or ``initial`` (which may be negative), as NumPy's
             np.absolute(r, out=r, where=np.logical_or.reduce(mask, axis=axes, keepdims=True))
-        elif k > 1:
+        elif counts is None and k > 1:
             r = scale(r, kind, k)
     if initial is not _NoValue and not empty and kind not in ("same", "abs"):
         # (same and abs: ``initial`` went into the loop above)
@@ -243,6 +252,14 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
         np.copyto(late, r, casting="unsafe")
         r = late
     return _finish(r, view, axes, keepdims, out)
+
+
+def _zero_ties(ufunc, nan, src, initial):
+    """True where ``np.fmax`` / ``np.fmin`` (and the NaN-ignoring extremes, built on them)
+    may meet ``0.0`` and ``-0.0`` together: which of the two NumPy keeps depends on its inner
+    loop, so a counted reduction (each distinct cell once) could keep the other one."""
+    return ((nan or ufunc in (np.fmax, np.fmin)) and src.dtype.kind in "fc"
+            and (initial is not _NoValue and initial == 0 or bool((src == 0).any())))
 
 
 def _initial(ufunc, initial, src_dtype, out_dtype, dtype):
@@ -295,9 +312,10 @@ def _scaled(numpy_reduce, src, axes, kind, k, kwargs, dtype, masking):
         calc = numpy_reduce(cut, axis=axes, keepdims=True, **kwargs).dtype
         calc = calc_arg = np.dtype(dtype) if dtype is not None else calc
     if narrow(calc):
-        r = rounded(scale(_once(numpy_reduce, src, axes, wide(calc), masking), kind, k), calc)
+        r = rounded(scale(_once(numpy_reduce, src, axes, masking, dtype=wide(calc)), kind, k),
+                    calc)
     else:
-        r = scale(_once(numpy_reduce, src, axes, calc_arg, masking), kind, k)
+        r = scale(_once(numpy_reduce, src, axes, masking, dtype=calc_arg), kind, k)
     temp = kwargs.get("out")
     if temp is None:
         return r
@@ -307,24 +325,30 @@ def _scaled(numpy_reduce, src, axes, kind, k, kwargs, dtype, masking):
     return temp
 
 
-def _once(numpy_reduce, src, axes, dtype, masking):
-    """``numpy_reduce(src, axis=axes, keepdims=True, dtype=dtype, **masking)`` of a source
-    that may be broadcast (stride 0) along kept axes (a counted sum's: the result's cells): each
-    distinct cell reduced once, then copied to the others (a new array, scaled in place).
-    Copied only along the axes where the mask repeats too (a joint mask varies where the
-    source repeats)."""
+def _once(numpy_reduce, src, axes, masking, **kwargs):
+    """``numpy_reduce(src, axis=axes, keepdims=True, **kwargs, **masking)`` of a source
+    that may be broadcast (stride 0) along kept axes (a counted reduction's: the result's
+    cells): each distinct cell reduced once, then copied to the others (into ``out``, or a new
+    array, scaled in place). Copied only along the axes where the mask repeats too (a joint
+    mask varies where the source repeats)."""
     where = masking.get("where")
     copied = tuple(d for d, (n, st) in enumerate(zip(src.shape, src.strides))
                    if st == 0 and n > 1 and d not in axes
                    and (where is None or where.strides[d] == 0))
     if not copied:
-        return numpy_reduce(src, axis=axes, keepdims=True, dtype=dtype, **masking)
+        return numpy_reduce(src, axis=axes, keepdims=True, **kwargs, **masking)
     cut = tuple(slice(0, 1) if d in copied else slice(None) for d in range(src.ndim))
     if masking:
         masking = {"where": masking["where"][cut]}
-    r = numpy_reduce(src[cut], axis=axes, keepdims=True, dtype=dtype, **masking)
-    return np.array(np.broadcast_to(r, tuple(1 if d in axes else n
-                                             for d, n in enumerate(src.shape))))
+    out = kwargs.pop("out", None)
+    if out is None:
+        r = numpy_reduce(src[cut], axis=axes, keepdims=True, **kwargs, **masking)
+        return np.array(np.broadcast_to(r, tuple(1 if d in axes else n
+                                                 for d, n in enumerate(src.shape))))
+    # (into out's first cells, so that NumPy resolves the loop and refuses what it refuses)
+    numpy_reduce(src[cut], axis=axes, keepdims=True, out=out[cut], **kwargs, **masking)
+    np.copyto(out, np.broadcast_to(out[cut].copy(), out.shape))
+    return out
 
 
 def _whole(ufunc, kind, view, dtype):

@@ -555,6 +555,77 @@ def test_a_masked_sum_over_a_row_of_kept_cells_reads_the_row_once(monkeypatch, d
         sizes.clear()
 
 
+@pytest.mark.parametrize("func, kwargs", [
+    (np.max, {"initial": -1}), (np.min, {"initial": 10**6}), (np.any, {}), (np.all, {}),
+    (np.nanmax, {"initial": -1.0}), (np.bitwise_or.reduce, {}),
+    (np.max, {"initial": -1, "out": np.zeros((1000, 1), np.float32), "keepdims": True}),
+])
+def test_masked_extremes_count_the_mask_where_the_source_repeats(monkeypatch, func, kwargs):
+    """A column of values under a row mask: a row's extreme is its value where the mask
+    selects anything, the reduction of nothing (``initial``, the identity) elsewhere, so no
+    array of the joint shape (10^3 x 10^5) is reduced: every array NumPy reduces is watched
+    for its size; NumPy's values and dtypes."""
+    import lazybcast._reductions as reductions
+
+    sizes = []
+    once = reductions._once
+
+    def watched(numpy_reduce, *args, **kw):
+        def reduce(a, **k):
+            sizes.append(a.size)
+            return numpy_reduce(a, **k)
+        return once(reduce, *args, **kw)
+
+    monkeypatch.setattr(reductions, "_once", watched)
+    n, m = 1000, 10**5
+    col = (np.arange(n) % 97).reshape(n, 1)
+    if func is np.nanmax:
+        col = np.where(col % 5 == 0, np.nan, col)
+    cols = np.arange(m) % 7 == 3
+    for mask in (cols, np.zeros(m, bool), lazybcast.broadcast_to(cols, (n, m))):
+        kw = dict(kwargs)
+        if "out" in kw:
+            kw["out"] = kw["out"].copy()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # (nanmax: All-NaN slices)
+            got = func(lazybcast.broadcast_to(col, (n, m)), axis=1, where=mask, **kw)
+            want = func(np.broadcast_to(col, (n, m)), axis=1, where=np.asarray(mask),
+                        **dict(kw, **({"out": kw["out"].copy()} if "out" in kw else {})))
+        assert sizes and max(sizes) <= n, sizes
+        got = np.asarray(got.materialize() if type(got) is BroadcastView else got)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+        sizes.clear()
+
+
+@pytest.mark.parametrize("src, shape, call", [
+    (np.array([[1.0]]), (2, 2),  # (the "All-NaN slice" of a cell that selects nothing)
+     lambda a: np.nanmax(a, axis=1, where=[[True, True], [False, False]], initial=np.nan)),
+    (np.full((2, 1), -0.0), (2, 2),  # (which zero NumPy's fmax keeps depends on its loop)
+     lambda a: np.fmax.reduce(a, axis=1, where=[True, False], initial=0.0)),
+    (np.array([[-0.0], [0.0]]), (2, 3),
+     lambda a: np.nanmax(a, where=[True, False, True], initial=-0.0)),
+    (np.array([[1.0], [2.0]], np.float16), (2, 3),  # (initial converted once)
+     lambda a: np.max(a, axis=1, where=[[True, False, False], [False] * 3], initial=1e6)),
+    (np.array([[1 + 1j], [2]]), (2, 3),
+     lambda a: np.maximum.reduce(a, axis=1, dtype=np.float64,
+                                 where=[[True, False, False], [False] * 3], initial=0.5)),
+])
+def test_counted_extremes_warn_and_sign_as_numpy(src, shape, call):
+    """Counted extremes whose cells select nothing: NumPy's values (signs of zero too) and
+    warnings, each once (review: a second conversion of ``initial`` warned twice, and the
+    cells filled afterwards missed the "All-NaN slice" warning)."""
+    results = []
+    for a in (lazybcast.broadcast_to(src, shape), np.broadcast_to(src, shape)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            r = call(a)
+        r = np.asarray(r.materialize() if type(r) is BroadcastView else r)
+        results.append(([repr(x) for x in r.ravel().tolist()], r.dtype,
+                        [(w.category, str(w.message)) for w in caught]))
+    assert results[0] == results[1]
+
+
 @pytest.mark.parametrize("func, src, shape, mask, axis", [
     (np.sum, np.array([[[1.0, 10.0]]]), (2, 2, 2), np.array([[[True, False]], [[False, True]]]),
      (1, 2)),
