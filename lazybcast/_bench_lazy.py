@@ -99,6 +99,11 @@ def _torch_masked_sum(t, mask):
     return torch.where(torch.from_numpy(mask), t, 0).sum(dim=0)
 
 
+def _torch_masked_max(t, mask, initial):
+    torch = load_torch()
+    return torch.where(torch.from_numpy(mask), t, initial).amax(dim=1)
+
+
 def _torch_pad(t, width):
     torch = load_torch()
     return torch.nn.functional.pad(t, (width,) * 4)
@@ -137,6 +142,10 @@ def _build():
     for rows, quick in ((8192, True), (131072, False)):
         _case("v.sum(axis=0, where=cols)", [((1, 1024), (rows, 1024))], f8,
             lambda v: v.sum(axis=0, where=cols), lambda t: _torch_masked_sum(t, cols), quick)
+        # (a column under a mask of columns: the mask counted where the source repeats)
+        _case("v.max(axis=1, where=cols)", [((rows, 1), (rows, 1024))], f8,
+            lambda v: v.max(axis=1, where=cols, initial=-1.0),
+            lambda t: _torch_masked_max(t, cols, -1.0), quick)
     for rows, quick in ((1024, True), (16384, False)):  # a scan along a repeated axis
         _case("np.cumsum(v, axis=1)", [((1, 1, 64), (16, rows, 64))], f8,
             lambda v: np.cumsum(v, axis=1), lambda t: t.cumsum(dim=1), quick)

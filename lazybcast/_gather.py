@@ -69,7 +69,12 @@ def result_array(shape, dtype, arrays, limits, report_axes):
     (``np.broadcast_to(x, (0, 3, 2**31))[[0]]`` asks for 96 GiB of complex128 rows), or
     ``ValueError`` when its byte count overflows. Only a gather whose indices are all in bounds
     raises those. The check runs only when the allocation fails, so it costs nothing
-    otherwise."""
+    otherwise, except for dtypes that hold objects: ``np.empty`` writes ``None`` into every
+    item of those, so a result that can be allocated is written whole (16 GB for a row of
+    2**31 objects) before a bad index would be seen; their indices are checked first (where
+    the result holds anything: NumPy checks none of an empty gather's)."""
+    if dtype.hasobject and 0 not in shape:
+        check_bounds(arrays, limits, report_axes)
     try:
         return np.empty(shape, dtype=dtype)
     except ALLOCATION_ERRORS:

@@ -113,6 +113,27 @@ def test_a_bad_index_is_an_index_error_however_large_the_batch(indices):
     assert str(ours.value) == str(numpy_error.value)
 
 
+@pytest.mark.parametrize("take", [lambda v: RowDataset(v).__getitems__([0]),
+                                  lambda v: v[[0]], lambda v: v[[0], [5]]])
+def test_a_bad_index_into_object_rows_allocates_nothing(monkeypatch, take):
+    """A batch of object rows: NumPy's np.empty fills it with None (every page written), so
+    an index out of range must raise IndexError before the batch is made (the fuzzer's rows
+    of 2**31 objects drew 16 GB, then raised). np.empty is watched for object arrays."""
+    v = lazybcast.broadcast_to(np.array({"a": 1}, dtype=object), (0, 2**20))
+    made = []
+    empty = np.empty
+
+    def watched(shape, dtype=float, *args, **kwargs):
+        if np.dtype(dtype).hasobject:
+            made.append(shape)
+        return empty(shape, dtype, *args, **kwargs)
+
+    monkeypatch.setattr(np, "empty", watched)
+    with pytest.raises(IndexError):
+        take(v)
+    assert made == []
+
+
 def test_huge_unsigned_indices_are_index_errors():
     with pytest.raises(IndexError):
         _dataset()[np.uint64(2**63 + 5)]
