@@ -85,7 +85,9 @@ def counted(view, mask, axes):
     - ``counts``: the number of selected elements along the counted axes (those where the
       mask varies and the source repeats), per result cell (0 where nothing is selected);
     - ``selected``: True, or the source's cells that some result cell selects, broadcast like
-      ``source``: the others are not summed (NumPy never adds them: no ``inf - inf``).
+      ``source``: the others are not summed (NumPy never adds them: no ``inf - inf``). (The
+      extremes take each result cell's own mask, ``counts > 0``, instead: NumPy then reduces
+      nothing into the cells that select nothing itself, with its conversions and warnings.)
 
     The cost is the source's, the mask's and the result's apart, not their joint shape's: a
     column under a mask of rows reads the column and the mask once."""

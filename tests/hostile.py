@@ -595,6 +595,9 @@ def check_broadcast_shapes(shapes):
 
 
 def check_index(view, key):
+    if view.dtype.hasobject and max(view.shape, default=0) > 10 * FULL_COMPARE:
+        return  # (NumPy's gather fills its result with None before it checks the indices:
+        # an empty view's long rows of objects would fill gigabytes in the reference)
     expected_full = np.broadcast_to(view.source, view.shape)
     ok_ref, ref = reference(expected_full.__getitem__, key)
     if ok_ref and np.asarray(ref).size > 10 * FULL_COMPARE:
@@ -716,6 +719,8 @@ def check_binary(view, d):
     dtype = d.choice([view.dtype, view.dtype, view.dtype, np.dtype("f8"), np.dtype("i4")])
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        if math.prod(shape) > FULL_COMPARE * 16:
+            return  # (the partner's values of an empty view's long axis: 16 GB of int64)
         values = np.arange(math.prod(shape), dtype=np.int64).reshape(shape) - 3
         ok_values, values = reference(values.astype, dtype)
     if not ok_values:
