@@ -25,7 +25,7 @@ import numpy as np
 from lazybcast._ufuncs import _compact, _squash
 from lazybcast._view import BroadcastView
 
-__all__ = ["counted", "masked"]
+__all__ = ["counted", "masked", "once", "zero_ties"]
 
 _NoValue = np._NoValue
 
@@ -75,7 +75,7 @@ def counted(view, mask, axes):
     """For a sum (or a minimum, maximum, ``any``, ``all``) under a mask (the joint mask of
     :func:`masked`) that varies along the reduced ``axes`` only where the source repeats (or
     not at all): ``(source, counts, counted axes, selected)``, so that the sum is the
-    source's along ``axes`` (once per distinct source cell: ``_reductions._once``) scaled by
+    source's along ``axes`` (once per distinct source cell: :func:`once`) scaled by
     each result cell's count of selected elements; an extreme is the source's in the cells
     that count something, the reduction of nothing in the others. None otherwise (the joint
     path).
@@ -109,3 +109,37 @@ def counted(view, mask, axes):
     selected = np.logical_or.reduce(selected, axis=spread, keepdims=True)
     return (np.broadcast_to(src, shape), counts, counted_axes,
             True if selected.all() else np.broadcast_to(selected, shape))
+
+
+def once(numpy_reduce, src, axes, masking, **kwargs):
+    """``numpy_reduce(src, axis=axes, keepdims=True, **kwargs, **masking)`` of a source
+    that may be broadcast (stride 0) along kept axes (a counted reduction's: the result's
+    cells): each distinct cell reduced once, then copied to the others (into ``out``, or a new
+    array, scaled in place). Copied only along the axes where the mask repeats too (a joint
+    mask varies where the source repeats)."""
+    where = masking.get("where")
+    copied = tuple(d for d, (n, st) in enumerate(zip(src.shape, src.strides))
+                   if st == 0 and n > 1 and d not in axes
+                   and (where is None or where.strides[d] == 0))
+    if not copied:
+        return numpy_reduce(src, axis=axes, keepdims=True, **kwargs, **masking)
+    cut = tuple(slice(0, 1) if d in copied else slice(None) for d in range(src.ndim))
+    if masking:
+        masking = {"where": masking["where"][cut]}
+    out = kwargs.pop("out", None)
+    if out is None:
+        r = numpy_reduce(src[cut], axis=axes, keepdims=True, **kwargs, **masking)
+        return np.array(np.broadcast_to(r, tuple(1 if d in axes else n
+                                                 for d, n in enumerate(src.shape))))
+    # (into out's first cells, so that NumPy resolves the loop and refuses what it refuses)
+    numpy_reduce(src[cut], axis=axes, keepdims=True, out=out[cut], **kwargs, **masking)
+    np.copyto(out, np.broadcast_to(out[cut].copy(), out.shape))
+    return out
+
+
+def zero_ties(ufunc, nan, src, initial):
+    """True where ``np.fmax`` / ``np.fmin`` (and the NaN-ignoring extremes, built on them)
+    may meet ``0.0`` and ``-0.0`` together: which of the two NumPy keeps depends on its inner
+    loop, so a counted reduction (each distinct cell once) could keep the other one."""
+    return ((nan or ufunc in (np.fmax, np.fmin)) and src.dtype.kind in "fc"
+            and (initial is not _NoValue and initial == 0 or bool((src == 0).any())))

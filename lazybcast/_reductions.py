@@ -33,6 +33,8 @@ from lazybcast import _kernels
 from lazybcast._axis_args import _reduction_axes, _refuse_non_axes, keepdims_flag
 from lazybcast._masks import counted as _counted
 from lazybcast._masks import masked as _masked
+from lazybcast._masks import once as _once
+from lazybcast._masks import zero_ties as _zero_ties
 from lazybcast._repetition import (KIND, narrow, reported, rounded, rounded_scalar, scale,
                                    wide)
 from lazybcast._ufuncs import _check_writeable, _squash
@@ -254,14 +256,6 @@ def reduce(ufunc, view, axis=0, dtype=None, out=None, keepdims=False, initial=_N
     return _finish(r, view, axes, keepdims, out)
 
 
-def _zero_ties(ufunc, nan, src, initial):
-    """True where ``np.fmax`` / ``np.fmin`` (and the NaN-ignoring extremes, built on them)
-    may meet ``0.0`` and ``-0.0`` together: which of the two NumPy keeps depends on its inner
-    loop, so a counted reduction (each distinct cell once) could keep the other one."""
-    return ((nan or ufunc in (np.fmax, np.fmin)) and src.dtype.kind in "fc"
-            and (initial is not _NoValue and initial == 0 or bool((src == 0).any())))
-
-
 def _initial(ufunc, initial, src_dtype, out_dtype, dtype):
     """``initial`` as NumPy converts it (NEP 50: out of range raises), into out's dtype (a
     0-d array): the reduction of nothing into one."""
@@ -323,32 +317,6 @@ def _scaled(numpy_reduce, src, axes, kind, k, kwargs, dtype, masking):
         return rounded(r, temp.dtype, temp)  # (an overflow reported as NumPy's reduce does)
     np.copyto(temp, r, casting="unsafe")
     return temp
-
-
-def _once(numpy_reduce, src, axes, masking, **kwargs):
-    """``numpy_reduce(src, axis=axes, keepdims=True, **kwargs, **masking)`` of a source
-    that may be broadcast (stride 0) along kept axes (a counted reduction's: the result's
-    cells): each distinct cell reduced once, then copied to the others (into ``out``, or a new
-    array, scaled in place). Copied only along the axes where the mask repeats too (a joint
-    mask varies where the source repeats)."""
-    where = masking.get("where")
-    copied = tuple(d for d, (n, st) in enumerate(zip(src.shape, src.strides))
-                   if st == 0 and n > 1 and d not in axes
-                   and (where is None or where.strides[d] == 0))
-    if not copied:
-        return numpy_reduce(src, axis=axes, keepdims=True, **kwargs, **masking)
-    cut = tuple(slice(0, 1) if d in copied else slice(None) for d in range(src.ndim))
-    if masking:
-        masking = {"where": masking["where"][cut]}
-    out = kwargs.pop("out", None)
-    if out is None:
-        r = numpy_reduce(src[cut], axis=axes, keepdims=True, **kwargs, **masking)
-        return np.array(np.broadcast_to(r, tuple(1 if d in axes else n
-                                                 for d, n in enumerate(src.shape))))
-    # (into out's first cells, so that NumPy resolves the loop and refuses what it refuses)
-    numpy_reduce(src[cut], axis=axes, keepdims=True, out=out[cut], **kwargs, **masking)
-    np.copyto(out, np.broadcast_to(out[cut].copy(), out.shape))
-    return out
 
 
 def _whole(ufunc, kind, view, dtype):
